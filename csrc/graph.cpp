@@ -1,0 +1,255 @@
+#include "graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace hulk {
+namespace {
+
+constexpr size_t kShowAtMost = 5;  // offenders quoted in one message
+
+uint64_t pair_key(int64_t a, int64_t b, int64_t n) { return static_cast<uint64_t>(a) * n + b; }
+
+}  // namespace
+
+std::string EdgeListReport::summary() const {
+  std::ostringstream s;
+  if (!self_loops.empty()) s << self_loops.size() << " self loop(s) at input edge(s)";
+  for (size_t i = 0; i < self_loops.size() && i < kShowAtMost; ++i) s << " " << self_loops[i];
+  if (!self_loops.empty() && !duplicates.empty()) s << "; ";
+  if (!duplicates.empty()) s << duplicates.size() << " duplicate pair(s) at input edge(s)";
+  for (size_t i = 0; i < duplicates.size() && i < kShowAtMost; ++i) s << " " << duplicates[i];
+  return s.str();
+}
+
+EdgeListReport validate_edge_list(int64_t num_nodes, const std::vector<int64_t>& src,
+                                  const std::vector<int64_t>& dst, const std::vector<float>& weights,
+                                  bool undirected) {
+  if (num_nodes < 0) throw std::invalid_argument("num_nodes must be >= 0, got " + std::to_string(num_nodes));
+  if (src.size() != dst.size()) {
+    throw std::invalid_argument("edge list: src has " + std::to_string(src.size()) + " entries but dst has " +
+                                std::to_string(dst.size()));
+  }
+  if (!weights.empty() && weights.size() != src.size()) {
+    throw std::invalid_argument("edge weights: expected " + std::to_string(src.size()) + " values, got " +
+                                std::to_string(weights.size()));
+  }
+  EdgeListReport report;
+  std::unordered_set<uint64_t> seen;
+  seen.reserve(src.size() * 2);
+  for (size_t i = 0; i < src.size(); ++i) {
+    for (const auto& [name, id] : {std::pair<const char*, int64_t>{"src", src[i]}, {"dst", dst[i]}}) {
+      if (id < 0 || id >= num_nodes) {
+        throw std::invalid_argument(std::string("edge ") + std::to_string(i) + ": " + name + " node id " +
+                                    std::to_string(id) + " is out of range [0, " + std::to_string(num_nodes) +
+                                    ")");
+      }
+    }
+    if (!weights.empty() && !std::isfinite(weights[i])) {
+      std::ostringstream s;
+      s << "edge " << i << " (" << src[i] << "->" << dst[i] << "): weight " << weights[i] << " is not finite";
+      throw std::invalid_argument(s.str());
+    }
+    if (src[i] == dst[i]) {
+      report.self_loops.push_back(static_cast<int64_t>(i));
+      continue;
+    }
+    int64_t a = src[i], b = dst[i];
+    if (undirected && a > b) std::swap(a, b);
+    if (!seen.insert(pair_key(a, b, num_nodes)).second) report.duplicates.push_back(static_cast<int64_t>(i));
+  }
+  return report;
+}
+
+Csr csr_from_edges(int64_t num_nodes, const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
+                   const std::vector<float>& weights, bool undirected) {
+  const EdgeListReport report = validate_edge_list(num_nodes, src, dst, weights, undirected);
+  if (!report.clean()) {
+    throw std::invalid_argument("edge list has " + report.summary() +
+                                "; remove them first (the engine never drops or merges edges silently)");
+  }
+  if (num_nodes > INT32_MAX) throw std::invalid_argument("num_nodes exceeds the int32 index range");
+  const int64_t m = static_cast<int64_t>(src.size());
+  const int64_t nnz = undirected ? 2 * m : m;
+  Csr a;
+  a.num_rows = a.num_cols = num_nodes;
+  a.indptr.assign(num_nodes + 1, 0);
+  // Counting sort by target, then a stable sort of each row by source.
+  auto for_each_entry = [&](auto&& fn) {
+    for (int64_t i = 0; i < m; ++i) {
+      fn(dst[i], src[i], i);
+      if (undirected) fn(src[i], dst[i], i);
+    }
+  };
+  for_each_entry([&](int64_t row, int64_t, int64_t) { ++a.indptr[row + 1]; });
+  std::partial_sum(a.indptr.begin(), a.indptr.end(), a.indptr.begin());
+  a.indices.resize(nnz);
+  a.edge_ids.resize(nnz);
+  if (!weights.empty()) a.values.resize(nnz);
+  std::vector<int64_t> cursor(a.indptr.begin(), a.indptr.end() - 1);
+  for_each_entry([&](int64_t row, int64_t col, int64_t edge) {
+    const int64_t k = cursor[row]++;
+    a.indices[k] = static_cast<int32_t>(col);
+    a.edge_ids[k] = edge;
+    if (!weights.empty()) a.values[k] = weights[edge];
+  });
+  std::vector<int64_t> order;
+  for (int64_t r = 0; r < num_nodes; ++r) {
+    const int64_t lo = a.indptr[r], hi = a.indptr[r + 1];
+    if (std::is_sorted(a.indices.begin() + lo, a.indices.begin() + hi)) continue;
+    order.resize(hi - lo);
+    std::iota(order.begin(), order.end(), lo);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return a.indices[p] < a.indices[q]; });
+    std::vector<int32_t> idx(order.size());
+    std::vector<int64_t> eid(order.size());
+    std::vector<float> val(a.values.empty() ? 0 : order.size());
+    for (size_t j = 0; j < order.size(); ++j) {
+      idx[j] = a.indices[order[j]];
+      eid[j] = a.edge_ids[order[j]];
+      if (!val.empty()) val[j] = a.values[order[j]];
+    }
+    std::copy(idx.begin(), idx.end(), a.indices.begin() + lo);
+    std::copy(eid.begin(), eid.end(), a.edge_ids.begin() + lo);
+    if (!val.empty()) std::copy(val.begin(), val.end(), a.values.begin() + lo);
+  }
+  return a;
+}
+
+Csr transpose(const Csr& a) {
+  Csr t;
+  t.num_rows = a.num_cols;
+  t.num_cols = a.num_rows;
+  t.indptr.assign(t.num_rows + 1, 0);
+  for (int32_t c : a.indices) ++t.indptr[c + 1];
+  std::partial_sum(t.indptr.begin(), t.indptr.end(), t.indptr.begin());
+  t.indices.resize(a.nnz());
+  if (a.weighted()) t.values.resize(a.nnz());
+  if (!a.edge_ids.empty()) t.edge_ids.resize(a.nnz());
+  std::vector<int64_t> cursor(t.indptr.begin(), t.indptr.end() - 1);
+  // Walking rows in order keeps every transposed row sorted by column.
+  for (int64_t r = 0; r < a.num_rows; ++r) {
+    for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
+      const int64_t dst = cursor[a.indices[k]]++;
+      t.indices[dst] = static_cast<int32_t>(r);
+      if (a.weighted()) t.values[dst] = a.values[k];
+      if (!a.edge_ids.empty()) t.edge_ids[dst] = a.edge_ids[k];
+    }
+  }
+  return t;
+}
+
+Csr gcn_normalize(const Csr& a, bool use_weights) {
+  if (a.num_rows != a.num_cols) throw std::invalid_argument("gcn_normalize: adjacency must be square");
+  if (use_weights && !a.weighted()) throw std::invalid_argument("gcn_normalize: use_weights but the graph has no edge weights");
+  const int64_t n = a.num_rows;
+  std::vector<double> deg(n, 1.0);  // the added self loop
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) deg[r] += use_weights ? a.values[k] : 1.0;
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    if (!(deg[r] > 0.0)) {
+      throw std::invalid_argument("gcn_normalize: node " + std::to_string(r) + " has degree " +
+                                  std::to_string(deg[r]) + " (1 + sum of edge weights) <= 0");
+    }
+  }
+  Csr out;
+  out.num_rows = out.num_cols = n;
+  out.indptr.resize(n + 1);
+  out.indices.reserve(a.nnz() + n);
+  out.values.reserve(a.nnz() + n);
+  out.indptr[0] = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    bool self_done = false;
+    auto add = [&](int64_t c, double w) {
+      out.indices.push_back(static_cast<int32_t>(c));
+      out.values.push_back(static_cast<float>(w / std::sqrt(deg[r] * deg[c])));
+    };
+    for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
+      const int64_t c = a.indices[k];
+      if (!self_done && c > r) {
+        add(r, 1.0);
+        self_done = true;
+      }
+      add(c, use_weights ? a.values[k] : 1.0);
+    }
+    if (!self_done) add(r, 1.0);
+    out.indptr[r + 1] = static_cast<int64_t>(out.indices.size());
+  }
+  return out;
+}
+
+Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Tensor e,
+             std::vector<float> weights, bool undirected)
+    : num_nodes_(num_nodes),
+      src_(std::move(src)),
+      dst_(std::move(dst)),
+      weights_(std::move(weights)),
+      undirected_(undirected),
+      x_(std::move(x)),
+      e_(std::move(e)) {
+  if (num_nodes_ <= 0) throw std::invalid_argument("graph: num_nodes must be > 0, got " + std::to_string(num_nodes_));
+  check_shape(x_, num_nodes_, -1, "node features x");
+  check_shape(e_, num_edges(), -1, "edge features e");
+  for (const Tensor* t : {&x_, &e_}) {
+    for (int64_t i = 0; i < t->size(); ++i) {
+      if (!std::isfinite(t->data()[i])) {
+        const char* what = t == &x_ ? "node features x" : "edge features e";
+        throw std::invalid_argument(std::string(what) + ": value at row " + std::to_string(i / t->cols()) +
+                                    ", column " + std::to_string(i % t->cols()) + " is not finite");
+      }
+    }
+  }
+  in_ = csr_from_edges(num_nodes_, src_, dst_, weights_, undirected_);
+  in_t_ = transpose(in_);
+  gcn_ = gcn_normalize(in_, false);
+  gcn_t_ = transpose(gcn_);
+  if (!weights_.empty()) {
+    gcn_w_ = gcn_normalize(in_, true);
+    gcn_w_t_ = transpose(gcn_w_);
+  } else {
+    gcn_w_ = gcn_;
+    gcn_w_t_ = gcn_t_;
+  }
+}
+
+Graph batch_graphs(const std::vector<const Graph*>& graphs) {
+  if (graphs.empty()) throw std::invalid_argument("batch_graphs: no graphs given");
+  const Graph& first = *graphs.front();
+  int64_t n = 0, m = 0;
+  for (size_t k = 0; k < graphs.size(); ++k) {
+    const Graph& g = *graphs[k];
+    auto mismatch = [&](const std::string& what) {
+      throw std::invalid_argument("batch_graphs: graph " + std::to_string(k) + " differs from graph 0 in " + what);
+    };
+    if (g.x().cols() != first.x().cols()) mismatch("node feature count");
+    if (g.e().cols() != first.e().cols()) mismatch("edge feature count");
+    if (g.undirected() != first.undirected()) mismatch("directedness");
+    if (g.weights().empty() != first.weights().empty()) mismatch("having edge weights");
+    n += g.num_nodes();
+    m += g.num_edges();
+  }
+  std::vector<int64_t> src, dst;
+  std::vector<float> weights;
+  src.reserve(m);
+  dst.reserve(m);
+  Tensor x(n, first.x().cols()), e(m, first.e().cols());
+  int64_t node_off = 0, edge_off = 0;
+  for (const Graph* g : graphs) {
+    for (int64_t i = 0; i < g->num_edges(); ++i) {
+      src.push_back(g->src()[i] + node_off);
+      dst.push_back(g->dst()[i] + node_off);
+    }
+    weights.insert(weights.end(), g->weights().begin(), g->weights().end());
+    std::copy(g->x().data(), g->x().data() + g->x().size(), x.row(node_off));
+    std::copy(g->e().data(), g->e().data() + g->e().size(), e.data() + edge_off * e.cols());
+    node_off += g->num_nodes();
+    edge_off += g->num_edges();
+  }
+  return Graph(n, std::move(src), std::move(dst), std::move(x), std::move(e), std::move(weights), first.undirected());
+}
+
+}  // namespace hulk

@@ -1,0 +1,114 @@
+#include "layers.h"
+
+#include <cmath>
+
+#include "../rng.h"
+
+namespace hulk::nn {
+
+Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t seed, uint64_t stream) {
+  Param p = zero_param(name, in, out);
+  const float bound = std::sqrt(6.0f / static_cast<float>(in + out > 0 ? in + out : 1));
+  for (int64_t i = 0; i < p.value.size(); ++i) {
+    p.value.data()[i] = bound * (2.0f * counter_uniform(seed, stream, static_cast<uint64_t>(i)) - 1.0f);
+  }
+  return p;
+}
+
+Param zero_param(const std::string& name, int64_t rows, int64_t cols) {
+  Param p;
+  p.name = name;
+  p.value.reset(rows, cols);
+  p.grad.reset(rows, cols);
+  p.m.reset(rows, cols);
+  p.v.reset(rows, cols);
+  return p;
+}
+
+// ---- EdgePool ---------------------------------------------------------------------------
+
+EdgePool::EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed)
+    : in_(in),
+      pooling_(pooling),
+      per_edge_(per_edge),
+      w_(glorot_param("edge_pool.weight", 2 * in + edge_in, out, seed, 0)),
+      b_(zero_param("edge_pool.bias", 1, out)) {}
+
+const ops::PoolCoefficients& EdgePool::coef(const GraphInputs& g) const {
+  return pooling_ == ops::Pooling::Sum ? g.sum_coef : g.mean_coef;
+}
+
+void EdgePool::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
+  if (per_edge_) {
+    h_ = h;
+    ops::edge_pool_forward_per_edge(g.graph->in(), pooling_, h, g.e, w_.value, b_.value, out);
+  } else {
+    ops::edge_pool_forward(g.graph->in(), coef(g), h, g.edge_sum, w_.value, b_.value, out, p_);
+  }
+}
+
+void EdgePool::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
+  if (per_edge_) {
+    ops::edge_pool_backward_per_edge(g.graph->in(), pooling_, h_, g.e, w_.value, dout, w_.grad, b_.grad, dh);
+  } else {
+    ops::edge_pool_backward(g.graph->in_t(), coef(g), p_, w_.value, dout, in_, w_.grad, b_.grad, dh);
+  }
+}
+
+// ---- GCNConv ----------------------------------------------------------------------------
+
+GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, uint64_t stream)
+    : use_edge_weights_(use_edge_weights),
+      w_(glorot_param("gcn" + std::to_string(stream) + ".weight", in, out, seed, stream)),
+      b_(zero_param("gcn" + std::to_string(stream) + ".bias", 1, out)) {}
+
+void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
+  const Csr& a = g.graph->gcn(use_edge_weights_);
+  if (transform_first()) {
+    saved_ = h;
+    Tensor t;
+    ops::gemm(h, false, w_.value, false, t);  // [N, out]
+    ops::spmm(a, t, out, /*weighted=*/true);
+  } else {
+    ops::spmm(a, h, saved_, /*weighted=*/true);      // [N, in]
+    ops::gemm(saved_, false, w_.value, false, out);  // [N, out]
+  }
+  ops::add_bias(out, b_.value);
+}
+
+void GcnConv::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
+  const Csr& a_t = g.graph->gcn_t(use_edge_weights_);
+  ops::bias_grad(dout, nullptr, b_.grad, false);
+  if (transform_first()) {
+    Tensor dt;
+    ops::spmm(a_t, dout, dt, /*weighted=*/true);        // [N, out]
+    ops::gemm(saved_, true, dt, false, w_.grad);        // [in, out]
+    if (dh) ops::gemm(dt, false, w_.value, true, *dh);  // [N, in]
+  } else {
+    ops::gemm(saved_, true, dout, false, w_.grad);  // [in, out]
+    if (dh) {
+      Tensor du;
+      ops::gemm(dout, false, w_.value, true, du);  // [N, in]
+      ops::spmm(a_t, du, *dh, /*weighted=*/true);
+    }
+  }
+}
+
+// ---- Linear -----------------------------------------------------------------------------
+
+Linear::Linear(int64_t in, int64_t out, uint64_t seed, uint64_t stream)
+    : w_(glorot_param("classifier.weight", in, out, seed, stream)), b_(zero_param("classifier.bias", 1, out)) {}
+
+void Linear::forward(const GraphInputs&, const Tensor& h, Tensor& out) {
+  h_ = h;
+  ops::gemm(h, false, w_.value, false, out);
+  ops::add_bias(out, b_.value);
+}
+
+void Linear::backward(const GraphInputs&, const Tensor& dout, Tensor* dh) {
+  ops::bias_grad(dout, nullptr, b_.grad, false);
+  ops::gemm(h_, true, dout, false, w_.grad);
+  if (dh) ops::gemm(dout, false, w_.value, true, *dh);
+}
+
+}  // namespace hulk::nn

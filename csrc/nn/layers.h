@@ -1,0 +1,95 @@
+// Layers of the Hulk GNN: EdgePool (paper eq. 4), GCNConv (paper eq. 1) and Linear.
+// Each layer keeps what its backward needs from the last forward call; backward
+// writes parameter gradients into its Params and returns the input gradient on request.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../graph.h"
+#include "../ops/ops.h"
+#include "../tensor.h"
+
+namespace hulk::nn {
+
+struct Param {
+  std::string name;
+  Tensor value, grad;
+  Tensor m, v;  // Adam moments
+};
+
+// A graph as a model sees it: features already standardised, per-graph constants cached.
+struct GraphInputs {
+  const Graph* graph = nullptr;
+  Tensor x;                         // [N, F] standardised node features
+  Tensor e;                         // [M, Fe] standardised edge features
+  Tensor edge_sum;                  // [N, Fe] segment_sum_edges(graph.in(), e)
+  ops::PoolCoefficients sum_coef;   // pool_coefficients(graph.in(), Sum)
+  ops::PoolCoefficients mean_coef;  // pool_coefficients(graph.in(), Mean)
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual void forward(const GraphInputs& g, const Tensor& h, Tensor& out) = 0;  // h [N, in] -> out [N, out]
+  // dout [N, out]; writes parameter grads; dh [N, in] when non-null.
+  virtual void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) = 0;
+  virtual std::vector<Param*> params() = 0;
+  virtual int64_t out_features() const = 0;
+};
+
+// Glorot-uniform weights [in, out] from a counter-based stream; zero bias [1, out].
+Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t seed, uint64_t stream);
+Param zero_param(const std::string& name, int64_t rows, int64_t cols);
+
+class EdgePool final : public Layer {
+ public:
+  // per_edge selects the gather-transform-scatter reference path instead of the fast one.
+  EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed);
+  void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
+  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  std::vector<Param*> params() override { return {&w_, &b_}; }
+  int64_t out_features() const override { return w_.value.cols(); }
+
+ private:
+  const ops::PoolCoefficients& coef(const GraphInputs& g) const;
+  int64_t in_;
+  ops::Pooling pooling_;
+  bool per_edge_;
+  Param w_, b_;   // w [2F + Fe, O], b [1, O]
+  Tensor p_;      // [N, 2F + Fe] fast path: stacked input
+  Tensor h_;      // [N, F] per-edge path: the input
+};
+
+class GcnConv final : public Layer {
+ public:
+  GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, uint64_t stream);
+  void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
+  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  std::vector<Param*> params() override { return {&w_, &b_}; }
+  int64_t out_features() const override { return w_.value.cols(); }
+
+ private:
+  // Transform first (A (h W)) when it narrows the features, else aggregate first ((A h) W):
+  // the SpMM then runs on the smaller width.
+  bool transform_first() const { return w_.value.cols() <= w_.value.rows(); }
+  bool use_edge_weights_;
+  Param w_, b_;  // w [in, out], b [1, out]
+  Tensor saved_;  // transform first: h [N, in]; aggregate first: A h [N, in]
+};
+
+class Linear final : public Layer {
+ public:
+  Linear(int64_t in, int64_t out, uint64_t seed, uint64_t stream);
+  void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
+  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  std::vector<Param*> params() override { return {&w_, &b_}; }
+  int64_t out_features() const override { return w_.value.cols(); }
+
+ private:
+  Param w_, b_;
+  Tensor h_;  // [N, in]
+};
+
+}  // namespace hulk::nn

@@ -1,0 +1,270 @@
+#include "model.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace hulk::nn {
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+void fit_columns(const Tensor& t, std::vector<float>& mean, std::vector<float>& std_dev) {
+  const int64_t n = t.rows(), c = t.cols();
+  mean.assign(c, 0.0f);
+  std_dev.assign(c, 1.0f);
+  if (n == 0) return;
+  for (int64_t j = 0; j < c; ++j) {
+    double s = 0.0, s2 = 0.0;
+    for (int64_t i = 0; i < n; ++i) s += t.at(i, j);
+    const double mu = s / n;
+    for (int64_t i = 0; i < n; ++i) s2 += (t.at(i, j) - mu) * (t.at(i, j) - mu);
+    const double sd = std::sqrt(s2 / n);
+    mean[j] = static_cast<float>(mu);
+    // A constant column carries no information; std 1 maps it to zero without blowing up.
+    std_dev[j] = sd > 1e-12 * (1.0 + std::fabs(mu)) ? static_cast<float>(sd) : 1.0f;
+  }
+}
+
+Tensor apply_columns(const Tensor& t, const std::vector<float>& mean, const std::vector<float>& std_dev) {
+  Tensor out = t;
+  if (mean.empty()) return out;
+  for (int64_t i = 0; i < t.rows(); ++i) {
+    float* row = out.row(i);
+    for (int64_t j = 0; j < t.cols(); ++j) row[j] = (row[j] - mean[j]) / std_dev[j];
+  }
+  return out;
+}
+
+int64_t count_set(const std::vector<uint8_t>& mask, const std::vector<int64_t>& labels) {
+  int64_t n = 0;
+  for (size_t i = 0; i < labels.size(); ++i) n += (mask.empty() || mask[i]) && labels[i] >= 0;
+  return n;
+}
+
+}  // namespace
+
+void ModelConfig::validate() const {
+  require(in_features >= 0, "in_features must be >= 0, got " + std::to_string(in_features));
+  require(edge_features >= 0, "edge_features must be >= 0, got " + std::to_string(edge_features));
+  require(num_classes >= 2, "num_classes must be >= 2, got " + std::to_string(num_classes));
+  require(!hidden.empty(), "hidden must list at least one layer width");
+  for (size_t i = 0; i < hidden.size(); ++i) {
+    require(hidden[i] > 0, "hidden[" + std::to_string(i) + "] must be > 0, got " + std::to_string(hidden[i]));
+  }
+  require(dropout >= 0.0f && dropout < 1.0f, "dropout must be in [0, 1), got " + std::to_string(dropout));
+  require(edge_pool || !per_edge_reference, "per_edge_reference needs edge_pool");
+}
+
+void TrainOptions::validate() const {
+  require(epochs >= 1, "epochs must be >= 1, got " + std::to_string(epochs));
+  require(std::isfinite(lr) && lr > 0.0f, "lr must be a positive number, got " + std::to_string(lr));
+  require(std::isfinite(weight_decay) && weight_decay >= 0.0f,
+          "weight_decay must be >= 0, got " + std::to_string(weight_decay));
+  require(patience >= 0, "patience must be >= 0, got " + std::to_string(patience));
+}
+
+Model::Model(ModelConfig config) : config_(std::move(config)) {
+  config_.validate();
+  const auto& h = config_.hidden;
+  uint64_t stream = 0;
+  if (config_.edge_pool) {
+    layers_.push_back(std::make_unique<EdgePool>(config_.in_features, config_.edge_features, h[0], config_.pooling,
+                                                 config_.per_edge_reference, config_.seed));
+  } else {
+    layers_.push_back(
+        std::make_unique<GcnConv>(config_.in_features, h[0], config_.gcn_edge_weights, config_.seed, ++stream));
+  }
+  for (size_t i = 1; i < h.size(); ++i) {
+    layers_.push_back(std::make_unique<GcnConv>(h[i - 1], h[i], config_.gcn_edge_weights, config_.seed, ++stream));
+  }
+  layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, ++stream));
+}
+
+std::vector<const Param*> Model::parameters() const {
+  std::vector<const Param*> out;
+  for (const auto& layer : layers_) {
+    for (Param* p : layer->params()) out.push_back(p);
+  }
+  return out;
+}
+
+int64_t Model::num_parameters() const {
+  int64_t n = 0;
+  for (const Param* p : parameters()) n += p->value.size();
+  return n;
+}
+
+GraphInputs Model::prepare(const Graph& g) const {
+  require(g.x().cols() == config_.in_features, "graph has " + std::to_string(g.x().cols()) +
+                                                   " node features but the model expects " +
+                                                   std::to_string(config_.in_features));
+  require(g.e().cols() == config_.edge_features, "graph has " + std::to_string(g.e().cols()) +
+                                                     " edge features but the model expects " +
+                                                     std::to_string(config_.edge_features));
+  require(!config_.gcn_edge_weights || !g.weights().empty(),
+          "the model uses edge weights in GCNConv (gcn_edge_weights) but the graph has none");
+  GraphInputs in;
+  in.graph = &g;
+  in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std);
+  in.e = apply_columns(g.e(), scaler_.e_mean, scaler_.e_std);
+  ops::segment_sum_edges(g.in(), in.e, in.edge_sum);
+  in.sum_coef = ops::pool_coefficients(g.in(), ops::Pooling::Sum);
+  in.mean_coef = ops::pool_coefficients(g.in(), ops::Pooling::Mean);
+  return in;
+}
+
+void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
+  activations_.resize(layers_.size() - 1);
+  Tensor h = in.x, z;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->forward(in, h, z);
+    if (i + 1 == layers_.size()) break;
+    ops::relu_forward(z, activations_[i]);
+    if (training && config_.dropout > 0.0f) {
+      ops::dropout_forward(activations_[i], config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | i, h);
+    } else {
+      h = activations_[i];
+    }
+  }
+  logits = std::move(z);
+}
+
+void Model::backward(const GraphInputs& in, const Tensor& dlogits) {
+  Tensor dz = dlogits, dh;
+  for (size_t i = layers_.size(); i-- > 0;) {
+    layers_[i]->backward(in, dz, i > 0 ? &dh : nullptr);
+    if (i == 0) break;
+    if (config_.dropout > 0.0f) {
+      Tensor tmp;
+      ops::dropout_backward(dh, config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | (i - 1), tmp);
+      dh = std::move(tmp);
+    }
+    ops::relu_backward(activations_[i - 1], dh, dz);
+  }
+}
+
+std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& labels,
+                                   const std::vector<uint8_t>& train_mask, const std::vector<uint8_t>& val_mask,
+                                   const TrainOptions& opts,
+                                   const std::function<bool(const EpochStats&)>& on_epoch) {
+  opts.validate();
+  const auto n = static_cast<size_t>(g.num_nodes());
+  require(labels.size() == n, "labels: expected " + std::to_string(n) + " entries (one per node), got " +
+                                  std::to_string(labels.size()));
+  require(train_mask.empty() || train_mask.size() == n,
+          "train_mask: expected " + std::to_string(n) + " entries, got " + std::to_string(train_mask.size()));
+  require(val_mask.empty() || val_mask.size() == n,
+          "val_mask: expected " + std::to_string(n) + " entries, got " + std::to_string(val_mask.size()));
+  for (size_t i = 0; i < n; ++i) {
+    require(labels[i] >= -1 && labels[i] < config_.num_classes,
+            "labels[" + std::to_string(i) + "] = " + std::to_string(labels[i]) +
+                " is outside [-1, num_classes = " + std::to_string(config_.num_classes) + ")");
+  }
+  require(count_set(train_mask, labels) > 0, "no labelled node in the training mask");
+  const bool has_val = !val_mask.empty() && count_set(val_mask, labels) > 0;
+
+  if (config_.standardize && !scaler_.fitted()) {
+    fit_columns(g.x(), scaler_.x_mean, scaler_.x_std);
+    fit_columns(g.e(), scaler_.e_mean, scaler_.e_std);
+  }
+  const GraphInputs in = prepare(g);
+  const uint8_t* train_ptr = train_mask.empty() ? nullptr : train_mask.data();
+  const uint8_t* val_ptr = val_mask.empty() ? nullptr : val_mask.data();
+  ops::AdamConfig adam;
+  adam.lr = opts.lr;
+  adam.weight_decay = opts.weight_decay;
+
+  std::vector<EpochStats> history;
+  std::vector<Tensor> best_weights;
+  double best_val = std::numeric_limits<double>::infinity();
+  int64_t since_best = 0;
+  Tensor logits, dlogits;
+  for (int64_t epoch = 1; epoch <= opts.epochs; ++epoch) {
+    const auto t0 = std::chrono::steady_clock::now();
+    forward(in, /*training=*/true, logits);
+    const ops::LossResult train = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, &dlogits);
+    backward(in, dlogits);
+    ++step_;
+    for (const auto& layer : layers_) {
+      for (Param* p : layer->params()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
+    }
+    // Accuracies and validation loss of the updated weights, without dropout.
+    forward(in, /*training=*/false, logits);
+    const ops::LossResult train_eval = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, nullptr);
+    EpochStats s;
+    s.epoch = epoch;
+    s.train_loss = train.loss;
+    s.train_acc = static_cast<double>(train_eval.correct) / train_eval.count;
+    s.val_loss = s.val_acc = std::numeric_limits<double>::quiet_NaN();
+    if (has_val) {
+      const ops::LossResult val = ops::softmax_cross_entropy(logits, labels.data(), val_ptr, nullptr);
+      s.val_loss = val.loss;
+      s.val_acc = static_cast<double>(val.correct) / val.count;
+    }
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    history.push_back(s);
+    if (!std::isfinite(train.loss)) {
+      throw std::runtime_error("training diverged: loss is " + std::to_string(train.loss) + " at epoch " +
+                               std::to_string(epoch) + " (try a smaller lr)");
+    }
+    bool stop = on_epoch && !on_epoch(s);
+    if (has_val && opts.patience > 0) {
+      if (s.val_loss < best_val) {
+        best_val = s.val_loss;
+        since_best = 0;
+        if (opts.restore_best) {
+          best_weights.clear();
+          for (const Param* p : parameters()) best_weights.push_back(p->value);
+        }
+      } else if (++since_best >= opts.patience) {
+        stop = true;
+      }
+    }
+    if (stop) break;
+  }
+  if (!best_weights.empty()) {
+    size_t k = 0;
+    for (const auto& layer : layers_) {
+      for (Param* p : layer->params()) p->value = best_weights[k++];
+    }
+  }
+  return history;
+}
+
+Tensor Model::logits(const Graph& g) {
+  const GraphInputs in = prepare(g);
+  Tensor out;
+  forward(in, /*training=*/false, out);
+  return out;
+}
+
+Tensor Model::predict_proba(const Graph& g) {
+  Tensor probs;
+  ops::softmax(logits(g), probs);
+  return probs;
+}
+
+std::vector<int64_t> Model::predict(const Graph& g) {
+  const Tensor z = logits(g);
+  std::vector<int64_t> out(z.rows(), 0);
+  for (int64_t i = 0; i < z.rows(); ++i) {
+    for (int64_t j = 1; j < z.cols(); ++j) {
+      if (z.at(i, j) > z.at(i, out[i])) out[i] = j;
+    }
+  }
+  return out;
+}
+
+ops::LossResult Model::evaluate(const Graph& g, const std::vector<int64_t>& labels,
+                                const std::vector<uint8_t>& mask) {
+  require(labels.size() == static_cast<size_t>(g.num_nodes()), "labels: expected one entry per node");
+  require(mask.empty() || mask.size() == labels.size(), "mask: expected one entry per node");
+  return ops::softmax_cross_entropy(logits(g), labels.data(), mask.empty() ? nullptr : mask.data(), nullptr);
+}
+
+}  // namespace hulk::nn

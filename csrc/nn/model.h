@@ -1,0 +1,100 @@
+// The Hulk node classifier: EdgePool -> L x GCNConv -> Linear, with ReLU and dropout
+// between layers, masked softmax cross-entropy, Adam, full-batch training with early
+// stopping, and a versioned weight file.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../graph.h"
+#include "../ops/ops.h"
+#include "layers.h"
+
+namespace hulk::nn {
+
+struct ModelConfig {
+  int64_t in_features = 0;     // F
+  int64_t edge_features = 0;   // Fe
+  int64_t num_classes = 0;     // C
+  // hidden[0] is the first layer's width (EdgePool, or GCNConv when edge_pool is off);
+  // each further entry adds one GCNConv of that width. The classifier follows.
+  std::vector<int64_t> hidden{64, 64};
+  ops::Pooling pooling = ops::Pooling::Sum;
+  bool edge_pool = true;
+  bool per_edge_reference = false;  // EdgePool through the per-edge path (for checking)
+  bool gcn_edge_weights = false;    // GCNConv uses the graph's edge weights
+  bool standardize = true;          // z-score features with statistics of the first fit graph
+  float dropout = 0.0f;
+  uint64_t seed = 0;
+
+  void validate() const;  // throws std::invalid_argument naming the field and value
+};
+
+// Per-column mean and standard deviation (a column with zero spread keeps std 1).
+struct FeatureScaler {
+  std::vector<float> x_mean, x_std;  // [F]
+  std::vector<float> e_mean, e_std;  // [Fe]
+  bool fitted() const { return !x_mean.empty() || !e_mean.empty(); }
+};
+
+struct TrainOptions {
+  int64_t epochs = 200;
+  float lr = 0.01f;
+  float weight_decay = 5e-4f;
+  int64_t patience = 0;      // stop after this many epochs without a better validation loss; 0 = never
+  bool restore_best = true;  // with patience and a validation set: keep the best epoch's weights
+  void validate() const;
+};
+
+struct EpochStats {
+  int64_t epoch = 0;  // 1-based
+  double train_loss = 0, train_acc = 0;
+  double val_loss = 0, val_acc = 0;  // NaN without a validation set
+  double seconds = 0;
+};
+
+class Model {
+ public:
+  explicit Model(ModelConfig config);
+  Model(const Model&) = delete;  // layers own caches; copying a model is never needed
+  Model& operator=(const Model&) = delete;
+  Model(Model&&) = default;
+  Model& operator=(Model&&) = default;
+  const ModelConfig& config() const { return config_; }
+  int64_t num_parameters() const;
+  std::vector<const Param*> parameters() const;
+  const FeatureScaler& scaler() const { return scaler_; }
+
+  // labels [N]: class in [0, C) or -1; masks [N] of 0/1 (empty train_mask = every labelled
+  // node; empty val_mask = no validation). on_epoch, when set, sees each epoch's stats and
+  // may return false to stop.
+  std::vector<EpochStats> fit(const Graph& g, const std::vector<int64_t>& labels,
+                              const std::vector<uint8_t>& train_mask, const std::vector<uint8_t>& val_mask,
+                              const TrainOptions& opts,
+                              const std::function<bool(const EpochStats&)>& on_epoch = nullptr);
+
+  Tensor logits(const Graph& g);   // [N, C], evaluation mode
+  Tensor predict_proba(const Graph& g);  // [N, C]
+  std::vector<int64_t> predict(const Graph& g);  // [N]
+
+  // Loss and accuracy of the current weights (evaluation mode) on the masked labels.
+  ops::LossResult evaluate(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask);
+
+  void save(const std::string& path) const;
+  static Model load(const std::string& path);
+
+ private:
+  GraphInputs prepare(const Graph& g) const;
+  void forward(const GraphInputs& in, bool training, Tensor& logits);
+  void backward(const GraphInputs& in, const Tensor& dlogits);
+
+  ModelConfig config_;
+  FeatureScaler scaler_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<Tensor> activations_;  // post-ReLU (pre-dropout) output of each hidden layer
+  int64_t step_ = 0;                 // optimiser steps taken (Adam bias correction, dropout stream)
+};
+
+}  // namespace hulk::nn

@@ -1,0 +1,50 @@
+// Sparse aggregation on the CPU: one output row per iteration, rows split over OpenMP
+// threads. Each row is written by one thread in a fixed order, so results are
+// deterministic and need no atomics.
+#include <algorithm>
+#include <stdexcept>
+
+#include "../ops.h"
+
+namespace hulk::ops {
+
+void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
+  check_shape(x, a.num_cols, -1, "spmm: dense input x");
+  const int64_t f = x.cols();
+  out.reset(a.num_rows, f);
+  const bool use_values = weighted && a.weighted();
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t v = 0; v < a.num_rows; ++v) {
+    float* dst = out.row(v);
+    for (int64_t k = a.indptr[v]; k < a.indptr[v + 1]; ++k) {
+      const float* src = x.row(a.indices[k]);
+      const float w = use_values ? a.values[k] : 1.0f;
+      for (int64_t j = 0; j < f; ++j) dst[j] += w * src[j];
+    }
+  }
+}
+
+void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {
+  if (a.edge_ids.size() != static_cast<size_t>(a.nnz())) {
+    throw std::invalid_argument("segment_sum_edges: the CSR carries no edge ids");
+  }
+  const int64_t fe = e.cols();
+  out.reset(a.num_rows, fe);
+  if (fe == 0) return;
+  for (int64_t id : a.edge_ids) {
+    if (id < 0 || id >= e.rows()) {
+      throw std::invalid_argument("segment_sum_edges: edge id " + std::to_string(id) + " is out of range for " +
+                                  std::to_string(e.rows()) + " edge feature rows");
+    }
+  }
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int64_t v = 0; v < a.num_rows; ++v) {
+    float* dst = out.row(v);
+    for (int64_t k = a.indptr[v]; k < a.indptr[v + 1]; ++k) {
+      const float* src = e.row(a.edge_ids[k]);
+      for (int64_t j = 0; j < fe; ++j) dst[j] += src[j];
+    }
+  }
+}
+
+}  // namespace hulk::ops

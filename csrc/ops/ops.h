@@ -1,0 +1,100 @@
+// The engine's ops: one declaration each, implemented for the CPU in ops/cpu/*.cpp
+// (a CUDA implementation of the same declaration lives in cuda/). Every op has a
+// naive float64 reference in tests/cpp/reference.h and is tested against it.
+//
+// Shapes are given as comments: N nodes (rows of the CSR), M input edges, F, Fe, O
+// feature widths. Outputs are resized by the op unless stated otherwise.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../graph.h"
+#include "../tensor.h"
+
+namespace hulk::ops {
+
+// ---- dense -------------------------------------------------------------------------
+// c = alpha * op(a) @ op(b) + beta * c, op = transpose when the flag is set. With beta == 0
+// c is resized to the product's shape; otherwise it must already have it. BLAS sgemm.
+void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, Tensor& c, float alpha = 1.0f,
+          float beta = 0.0f);
+
+// out[i, :] += bias[0, :] for every row (out [R, C], bias [1, C]).
+void add_bias(Tensor& out, const Tensor& bias);
+// db[0, :] (+)= sum over rows of dy, optionally scaling row i by row_scale[i] (dy [R, C], db [1, C]).
+void bias_grad(const Tensor& dy, const float* row_scale, Tensor& db, bool accumulate);
+
+void relu_forward(const Tensor& x, Tensor& y);                        // y = max(x, 0)
+void relu_backward(const Tensor& y, const Tensor& dy, Tensor& dx);    // dx = dy * (y > 0)
+
+// Inverted dropout: keep each element with probability 1 - p and scale it by 1 / (1 - p).
+// The mask is a function of (seed, step, element index) only, so backward recomputes it.
+void dropout_forward(const Tensor& x, float p, uint64_t seed, uint64_t step, Tensor& y);
+void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t step, Tensor& dx);
+
+// ---- sparse ------------------------------------------------------------------------
+// out[v, :] = sum_{k in row v} w_k * x[a.indices[k], :], w_k = a.values[k] when weighted
+// and a has values, else 1.  x [a.num_cols, F] -> out [a.num_rows, F].
+void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted);
+
+// out[v, :] = sum_{k in row v} e[a.edge_ids[k], :].  e [M, Fe] -> out [a.num_rows, Fe].
+void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out);
+
+// ---- EdgePool (paper eq. 4) -----------------------------------------------------------
+//   z_v = sum_{u in N(v)} scale_v * ( [h_v || h_u || e_vu] W + b )
+// with scale_v = 1 (sum pooling) or 1 / deg_v (mean pooling; a node without neighbours
+// gets z_v = 0). W [2F + Fe, O] stacks W_self [F, O], W_nbr [F, O], W_edge [Fe, O].
+enum class Pooling { Sum, Mean };
+
+// Per-node coefficients of the decomposition z = self_coef * (h W_self + b)
+//                                              + nbr_coef * ((A h) W_nbr + S W_edge):
+// Sum: self_coef = deg, nbr_coef = 1.  Mean: self_coef = [deg > 0], nbr_coef = 1/deg (0 if deg 0).
+struct PoolCoefficients {
+  std::vector<float> self_coef;  // [N]
+  std::vector<float> nbr_coef;   // [N]
+};
+PoolCoefficients pool_coefficients(const Csr& a, Pooling pooling);
+
+// Fast path. edge_sum = segment_sum_edges(a, e) [N, Fe] (constant while e is).
+// Writes z [N, O] and the stacked input p = [self_coef*h || nbr_coef*(A h) || nbr_coef*S]
+// [N, 2F + Fe] that backward needs.
+void edge_pool_forward(const Csr& a, const PoolCoefficients& coef, const Tensor& h, const Tensor& edge_sum,
+                       const Tensor& w, const Tensor& b, Tensor& z, Tensor& p);
+// f is F, the width of h. dw [2F+Fe, O] and db [1, O] are overwritten. dh [N, F] is
+// computed when non-null (a_t is the transpose of a, needed only then).
+void edge_pool_backward(const Csr& a_t, const PoolCoefficients& coef, const Tensor& p, const Tensor& w,
+                        const Tensor& dz, int64_t f, Tensor& dw, Tensor& db, Tensor* dh);
+
+// Per-edge reference (gather, transform, scatter): materialises one message per CSR
+// entry. What a non-linear message function would need; used to check the fast path.
+void edge_pool_forward_per_edge(const Csr& a, Pooling pooling, const Tensor& h, const Tensor& e, const Tensor& w,
+                                const Tensor& b, Tensor& z);
+void edge_pool_backward_per_edge(const Csr& a, Pooling pooling, const Tensor& h, const Tensor& e, const Tensor& w,
+                                 const Tensor& dz, Tensor& dw, Tensor& db, Tensor* dh);
+
+// ---- loss and optimiser -------------------------------------------------------------
+struct LossResult {
+  double loss = 0.0;     // mean over counted rows (0 when none)
+  int64_t correct = 0;   // argmax == label among counted rows
+  int64_t count = 0;     // rows with mask set and label >= 0
+};
+// Masked softmax cross-entropy (paper eq. 5). logits [N, C]; labels [N] in [0, C) or -1 for
+// unlabelled; mask [N] (nullptr = all). Throws on a label >= C or < -1 among counted rows.
+// grad [N, C] (optional) receives d(mean loss)/d(logits), zero on rows not counted.
+LossResult softmax_cross_entropy(const Tensor& logits, const int64_t* labels, const uint8_t* mask, Tensor* grad);
+
+// Row-wise softmax (probabilities) of logits [N, C].
+void softmax(const Tensor& logits, Tensor& probs);
+
+struct AdamConfig {
+  float lr = 0.01f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;  // L2 added to the gradient, as torch.optim.Adam (not AdamW)
+};
+// One Adam step (step >= 1 counts from 1, for bias correction), in place on param, m, v.
+void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamConfig& cfg, int64_t step);
+
+}  // namespace hulk::ops

@@ -1,0 +1,26 @@
+#include <cuda_runtime.h>
+
+#include "runtime.h"
+
+namespace hulk::cuda {
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error so later probes start fresh
+    return 0;
+  }
+  return count;
+}
+
+std::string unavailable_reason() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return cudaGetErrorString(err);
+  }
+  return count > 0 ? "" : "no CUDA device found";
+}
+
+}  // namespace hulk::cuda

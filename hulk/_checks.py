@@ -1,0 +1,73 @@
+"""Input checks shared by the Python API: every message names the argument and the value."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_matrix(value, name: str, rows: int | None = None) -> np.ndarray:
+    """A finite float32 C-contiguous [rows, cols] array from array-like ``value``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a numeric 2-D array ({exc})") from None
+    if arr.ndim == 1 and rows is not None and arr.shape[0] == rows:
+        arr = arr.reshape(rows, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D array, got shape {arr.shape}")
+    if rows is not None and arr.shape[0] != rows:
+        raise ValueError(f"{name}: expected {rows} rows, got shape {arr.shape}")
+    check_finite(arr, name)
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def as_vector(value, name: str, length: int) -> np.ndarray:
+    """A finite float32 vector of the given length."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a numeric 1-D array ({exc})") from None
+    if arr.shape != (length,):
+        raise ValueError(f"{name}: expected shape ({length},), got {arr.shape}")
+    check_finite(arr, name)
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def check_finite(arr: np.ndarray, name: str) -> None:
+    bad = np.argwhere(~np.isfinite(arr))
+    if len(bad):
+        where = tuple(int(i) for i in bad[0])
+        raise ValueError(f"{name}: value {arr[where]} at index {where if len(where) > 1 else where[0]} is not finite "
+                         f"({len(bad)} non-finite value(s) in all)")
+
+
+def as_labels(value, name: str, length: int, num_classes: int | None = None) -> np.ndarray:
+    """An int64 label vector: class ids, or -1 for unlabelled nodes."""
+    arr = np.asarray(value)
+    if arr.shape != (length,):
+        raise ValueError(f"{name}: expected shape ({length},), got {arr.shape}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name}: expected integer class ids, got non-integer values")
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"{name}: expected integer class ids, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    low = arr < -1
+    if low.any():
+        i = int(np.argmax(low))
+        raise ValueError(f"{name}[{i}] = {arr[i]}: labels must be class ids >= 0, or -1 for unlabelled")
+    if num_classes is not None and (arr >= num_classes).any():
+        i = int(np.argmax(arr >= num_classes))
+        raise ValueError(f"{name}[{i}] = {arr[i]} is not a class in [0, {num_classes})")
+    return arr
+
+
+def as_mask(value, name: str, length: int) -> np.ndarray:
+    """A uint8 0/1 mask of the given length from booleans or 0/1 integers."""
+    arr = np.asarray(value)
+    if arr.shape != (length,):
+        raise ValueError(f"{name}: expected shape ({length},), got {arr.shape}")
+    if arr.dtype != bool:
+        if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"{name}: expected booleans (or 0/1), got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.uint8)

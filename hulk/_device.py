@@ -1,0 +1,40 @@
+"""Which devices this build and machine can use."""
+
+from __future__ import annotations
+
+from . import _core
+
+
+def cuda_available() -> bool:
+    """True when hulk was built with CUDA and a CUDA device is usable here."""
+    return bool(_core.built_with_cuda) and _core.cuda_device_count() > 0
+
+
+def cuda_unavailable_reason() -> str:
+    """Why :func:`cuda_available` is False ("" when it is True)."""
+    return "" if cuda_available() else _core.cuda_unavailable_reason()
+
+
+def check_device(device: str) -> str:
+    """Validates a ``device`` argument and returns it normalised ("cpu" or "cuda")."""
+    if not isinstance(device, str) or device.lower() not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    device = device.lower()
+    if device == "cuda":
+        if not cuda_available():
+            raise RuntimeError(f"device='cuda' was requested but no GPU is usable: {cuda_unavailable_reason()}")
+        raise RuntimeError(
+            "device='cuda': this version of hulk runs the GNN on the CPU only; "
+            "the CUDA kernels are not part of this build yet. Use device='cpu'."
+        )
+    return device
+
+
+def get_num_threads() -> int:
+    """Number of OpenMP threads the C++ core uses."""
+    return _core.get_num_threads()
+
+
+def set_num_threads(n: int) -> None:
+    """Sets the number of OpenMP threads the C++ core uses (n >= 1)."""
+    _core.set_num_threads(int(n))

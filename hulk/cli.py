@@ -1,0 +1,115 @@
+"""Command line: ``hulk classify`` (the main job for now) and ``hulk info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+
+import numpy as np
+
+from . import _core, datasets
+from ._device import cuda_available, cuda_unavailable_reason, get_num_threads
+from .gnn import GNN, format_epoch, format_epoch_header
+from .graph import Graph
+
+NODE_ATTRS = ["capability", "memory_gb"]
+EDGE_ATTRS = ["latency_ms"]
+
+
+def _hidden(text: str) -> list[int]:
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive layer widths, got {text!r}")
+    return sizes
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    """Trains the classifier on the bundled 47-server cluster with the paper's Table 2 labels."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", datasets.DataCleaningWarning)
+        G = datasets.hulk47()
+    for w in caught:
+        print(f"note: {w.message}", file=sys.stderr)
+    labels, classes = datasets.hulk47_table2_labels()
+    g = Graph.from_networkx(G, node_attrs=NODE_ATTRS, edge_attrs=EDGE_ATTRS)
+    model = GNN(num_classes=len(classes), hidden=args.hidden, pooling=args.pooling, dropout=args.dropout,
+                seed=args.seed)
+    if not args.json:
+        print(f"hulk47: {g.num_nodes} machines, {g.num_edges} links; node features {NODE_ATTRS}, "
+              f"edge features {EDGE_ATTRS}; {int((labels >= 0).sum())} machines labelled (paper Table 2)")
+        print(format_epoch_header())
+    history = model.fit(g, labels, epochs=args.epochs, lr=args.lr, weight_decay=args.weight_decay,
+                        callback=None if args.json else lambda s: print(format_epoch(s), flush=True))
+    proba = model.predict_proba(g)
+    pred = proba.argmax(axis=1)
+    rows = []
+    for i, v in enumerate(g.node_ids):
+        node = G.nodes[v]
+        rows.append(dict(machine=v, region=node["region"], capability=node["capability"],
+                         memory_gb=node["memory_gb"], label=classes[labels[i]] if labels[i] >= 0 else None,
+                         predicted=classes[pred[i]], probability=float(proba[i, pred[i]])))
+    labelled = labels >= 0
+    accuracy = float((pred[labelled] == labels[labelled]).mean())
+    if args.save:
+        model.save(args.save)
+    if args.json:
+        json.dump(dict(classes=classes, history=history, machines=rows, train_accuracy=accuracy), sys.stdout,
+                  indent=2)
+        print()
+        return 0
+    print(f"\n{'machine':>7}  {'region':<11} {'cap':>4} {'mem_gb':>6}  {'label (Table 2)':<15} "
+          f"{'predicted':<11} {'p':>5}")
+    for r in rows:
+        print(f"{r['machine']:>7}  {r['region']:<11} {r['capability']:>4} {r['memory_gb']:>6.0f}  "
+              f"{r['label'] or '-':<15} {r['predicted']:<11} {r['probability']:5.2f}")
+    print(f"\naccuracy on the {int(labelled.sum())} labelled machines: {accuracy:.3f} "
+          f"after {len(history)} epochs ({model.num_parameters} parameters)")
+    if args.save:
+        print(f"weights saved to {args.save}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    print(f"hulk {_core.__version__}")
+    print(f"CUDA backend compiled: {bool(_core.built_with_cuda)}")
+    print(f"CUDA usable: {cuda_available()}" + ("" if cuda_available() else f" ({cuda_unavailable_reason()})"))
+    print(f"CPU threads: {get_num_threads()}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hulk", description="Hulk: GNN planner for geo-distributed training")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("classify", help="train the GNN on the bundled 47-server cluster with the paper's labels "
+                                        "and print the per-epoch table and each machine's predicted job")
+    p.add_argument("--epochs", type=int, default=100, help="training epochs (default 100)")
+    p.add_argument("--hidden", type=_hidden, default=[64, 64], help="layer widths, e.g. 64,64 (default)")
+    p.add_argument("--pooling", choices=["sum", "mean"], default="sum", help="EdgePool pooling (default sum)")
+    p.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (default 0.01)")
+    p.add_argument("--weight-decay", type=float, default=5e-4, help="L2 weight decay (default 5e-4)")
+    p.add_argument("--dropout", type=float, default=0.0, help="dropout between layers (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--save", metavar="PATH", help="write the trained weights to PATH")
+    p.add_argument("--json", action="store_true", help="print the history and predictions as JSON")
+    p.set_defaults(func=cmd_classify)
+    p = sub.add_parser("info", help="version, CUDA availability and thread count")
+    p.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(f"hulk {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

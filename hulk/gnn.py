@@ -1,0 +1,235 @@
+"""hulk.GNN: the paper's node classifier (EdgePool -> GCNConv x L -> Linear)."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from . import _core
+from ._checks import as_labels, as_mask
+from ._device import check_device
+from .graph import Graph
+
+
+class GNN:
+    """Node classifier of the Hulk paper, trained full-batch by the C++ core.
+
+    Layers: EdgePool (paper eq. 4, pools ``[h_v || h_u || e_vu]`` over neighbours), then one
+    GCNConv (eq. 1) per further entry of ``hidden``, ReLU and dropout between layers, and a
+    linear classifier; masked softmax cross-entropy (eq. 5); Adam.
+
+    Parameters
+    ----------
+    num_classes : int
+        Number of classes C (>= 2).
+    hidden : sequence of int
+        ``hidden[0]`` is the first layer's width; each further entry adds a GCNConv.
+    pooling : {"sum", "mean"}
+        How EdgePool combines the messages of a node's neighbours.
+    edge_pool : bool
+        False replaces EdgePool by a GCNConv, which cannot see edge features (ablation).
+    dropout : float
+        Dropout probability between layers, in [0, 1).
+    gcn_edge_weights : bool
+        GCNConv layers use the graph's ``edge_weight`` in their normalisation.
+    standardize : bool
+        Z-score node and edge features with the statistics of the first graph fitted on;
+        the statistics are saved with the weights.
+    seed : int
+        Seeds initialisation and dropout; training is deterministic for a seed.
+    device : {"cpu", "cuda"}
+        Only "cpu" in this version.
+    """
+
+    def __init__(self, num_classes: int, hidden: Sequence[int] = (64, 64), pooling: str = "sum",
+                 edge_pool: bool = True, dropout: float = 0.0, gcn_edge_weights: bool = False,
+                 standardize: bool = True, seed: int = 0, device: str = "cpu"):
+        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
+            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+        hidden = [hidden] if isinstance(hidden, (int, np.integer)) else list(hidden)
+        if not hidden or any(isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1 for h in hidden):
+            raise ValueError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
+        if pooling not in ("sum", "mean"):
+            raise ValueError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
+        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.device = check_device(device)
+        self._options = dict(num_classes=int(num_classes), hidden=[int(h) for h in hidden], pooling=pooling,
+                             edge_pool=bool(edge_pool), per_edge_reference=False,
+                             gcn_edge_weights=bool(gcn_edge_weights), standardize=bool(standardize),
+                             dropout=float(dropout), seed=int(seed))
+        self._model = None  # built on the first fit, when the feature widths are known
+        self.history_: list[dict] = []
+
+    # -- training ----------------------------------------------------------------------------
+
+    def fit(self, graph: Graph | Sequence[Graph], labels, train_mask=None, val_mask=None, epochs: int = 200,
+            lr: float = 0.01, weight_decay: float = 5e-4, patience: int = 0, restore_best: bool = True,
+            verbose: bool = False, callback: Callable[[dict], bool | None] | None = None) -> list[dict]:
+        """Trains full-batch and returns the per-epoch history (also kept in ``history_``).
+
+        Parameters
+        ----------
+        graph : Graph or list of Graph
+            A list is trained on as one disjoint union (its labels and masks concatenated,
+            or given per graph as lists).
+        labels : array-like (N,) of int, or dict {node_id: class}
+            Class ids in [0, num_classes), -1 for unlabelled nodes.
+        train_mask, val_mask : array-like (N,) of bool, optional
+            Default train mask: every labelled node. Default: no validation.
+        patience : int
+            With a validation mask: stop after this many epochs without a lower validation
+            loss (0 = never) and, with ``restore_best``, keep the best epoch's weights.
+        verbose : bool
+            Print one line per epoch.
+        callback : callable, optional
+            Called with each epoch's dict; returning False stops training.
+
+        Each history entry has epoch, train_loss, train_acc, val_loss, val_acc (NaN
+        without validation) and seconds.
+        """
+        g, labels, train_mask, val_mask = self._training_inputs(graph, labels, train_mask, val_mask)
+        for name, value, check in (("epochs", epochs, lambda v: v >= 1), ("patience", patience, lambda v: v >= 0)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not check(value):
+                raise ValueError(f"{name} must be a {'positive' if name == 'epochs' else 'non-negative'} "
+                                 f"integer, got {value!r}")
+        for name, value in (("lr", lr), ("weight_decay", weight_decay)):
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (
+                    name == "lr" and value == 0):
+                raise ValueError(f"{name} must be a {'positive' if name == 'lr' else 'non-negative'} number, "
+                                 f"got {value!r}")
+        if self._model is None:
+            self._model = _core.Model(in_features=g.num_node_features, edge_features=g.num_edge_features,
+                                      **self._options)
+        self._check_graph(g)
+
+        def on_epoch(stats: dict) -> bool:
+            if verbose:
+                print(format_epoch(stats), flush=True)
+            return callback is None or callback(stats) is not False
+
+        if verbose:
+            print(format_epoch_header(), flush=True)
+        history = self._model.fit(g._g, labels, train_mask, val_mask, int(epochs), float(lr), float(weight_decay),
+                                  int(patience), bool(restore_best), on_epoch)
+        self.history_.extend(history)
+        return history
+
+    def _training_inputs(self, graph, labels, train_mask, val_mask):
+        if isinstance(graph, (list, tuple)):
+            graphs = list(graph)
+            g = Graph.batch(graphs)
+            concat = lambda v: (np.concatenate([np.asarray(p) for p in v])
+                                if isinstance(v, (list, tuple)) and len(v) == len(graphs) and
+                                all(np.ndim(p) == 1 for p in v) else v)
+            labels, train_mask, val_mask = concat(labels), concat(train_mask), concat(val_mask)
+        elif isinstance(graph, Graph):
+            g = graph
+        else:
+            raise TypeError(f"graph must be a hulk.Graph or a list of them, got {type(graph).__name__}")
+        n = g.num_nodes
+        if isinstance(labels, Mapping):
+            labels = _labels_from_mapping(labels, g)
+        labels = as_labels(labels, "labels", n, self._options["num_classes"])
+        train = (labels >= 0).astype(np.uint8) if train_mask is None else as_mask(train_mask, "train_mask", n)
+        val = np.zeros(0, np.uint8) if val_mask is None else as_mask(val_mask, "val_mask", n)
+        if not (train.astype(bool) & (labels >= 0)).any():
+            raise ValueError("no labelled node (label >= 0) in the training mask")
+        return g, labels, train, val
+
+    # -- inference -----------------------------------------------------------------------------
+
+    def predict_proba(self, graph: Graph) -> np.ndarray:
+        """Class probabilities [N, C] (float32)."""
+        return self._fitted_model(graph).predict_proba(graph._g)
+
+    def predict(self, graph: Graph) -> np.ndarray:
+        """Most probable class per node [N] (int64)."""
+        return self._fitted_model(graph).predict(graph._g)
+
+    def logits(self, graph: Graph) -> np.ndarray:
+        """Pre-softmax scores [N, C] (float32)."""
+        return self._fitted_model(graph).logits(graph._g)
+
+    def _fitted_model(self, graph):
+        if self._model is None:
+            raise RuntimeError("this GNN has not been fitted yet: call fit() or GNN.load() first")
+        if not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
+        self._check_graph(graph)
+        return self._model
+
+    def _check_graph(self, g: Graph) -> None:
+        cfg = self._model.config
+        if g.num_node_features != cfg["in_features"] or g.num_edge_features != cfg["edge_features"]:
+            raise ValueError(f"graph has {g.num_node_features} node and {g.num_edge_features} edge features; "
+                             f"this model was built for {cfg['in_features']} and {cfg['edge_features']}")
+
+    # -- persistence and introspection ---------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the weights and configuration (format documented in csrc/nn/serialize.cpp)."""
+        if self._model is None:
+            raise RuntimeError("nothing to save: this GNN has not been fitted yet")
+        self._model.save(os.fspath(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "GNN":
+        """Reads a model written by :meth:`save`."""
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no model file at {path!r}")
+        model = _core.Model.load(path)
+        cfg = model.config
+        obj = cls(num_classes=cfg["num_classes"], hidden=cfg["hidden"], pooling=cfg["pooling"],
+                  edge_pool=cfg["edge_pool"], dropout=cfg["dropout"], gcn_edge_weights=cfg["gcn_edge_weights"],
+                  standardize=cfg["standardize"], seed=cfg["seed"], device=device)
+        obj._model = model
+        return obj
+
+    @property
+    def num_parameters(self) -> int:
+        """Number of trainable scalars (requires a fitted or loaded model)."""
+        if self._model is None:
+            raise RuntimeError("the parameter count is known once the model is built: call fit() or load()")
+        return self._model.num_parameters
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Copies of the weights by name."""
+        if self._model is None:
+            raise RuntimeError("this GNN has not been fitted yet")
+        return self._model.parameters()
+
+    @property
+    def config(self) -> dict:
+        return dict(self._model.config) if self._model is not None else dict(self._options)
+
+    def __repr__(self) -> str:
+        o = self._options
+        return (f"hulk.GNN(num_classes={o['num_classes']}, hidden={tuple(o['hidden'])}, pooling={o['pooling']!r}, "
+                f"edge_pool={o['edge_pool']}, dropout={o['dropout']}, seed={o['seed']})")
+
+
+def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
+    index = {v: i for i, v in enumerate(g.node_ids)}
+    labels = np.full(g.num_nodes, -1, dtype=np.int64)
+    for node, cls in mapping.items():
+        if node not in index:
+            raise ValueError(f"labels: node {node!r} is not in the graph")
+        labels[index[node]] = cls
+    return labels
+
+
+def format_epoch_header() -> str:
+    return f"{'epoch':>5}  {'train_loss':>10}  {'train_acc':>9}  {'val_loss':>8}  {'val_acc':>7}  {'ms':>7}"
+
+
+def format_epoch(s: dict) -> str:
+    val = "" if math.isnan(s["val_loss"]) else f"{s['val_loss']:8.4f}  {s['val_acc']:7.3f}"
+    val = val or f"{'-':>8}  {'-':>7}"
+    return f"{s['epoch']:5d}  {s['train_loss']:10.4f}  {s['train_acc']:9.3f}  {val}  {1000 * s['seconds']:7.2f}"

@@ -1,0 +1,170 @@
+"""hulk.Graph: an attributed graph for the GNN, from networkx or from numpy arrays."""
+
+from __future__ import annotations
+
+from typing import Hashable, Iterable, Sequence
+
+import networkx as nx
+import numpy as np
+
+from . import _core
+from ._checks import as_matrix, as_vector
+
+
+class Graph:
+    """A graph with node features ``x`` [N, F] and edge features ``e`` [M, Fe].
+
+    Parameters
+    ----------
+    num_nodes : int
+        Number of nodes N (> 0). Nodes are 0..N-1.
+    edges : array-like of shape (M, 2)
+        Integer (source, target) pairs. For an undirected graph each pair is one edge and
+        messages flow both ways; list each pair once.
+    node_features : array-like (N, F), optional
+        Default: no node features (F = 0).
+    edge_features : array-like (M, Fe), optional
+        One row per edge, in the order of ``edges``. Default: none (Fe = 0).
+    edge_weight : array-like (M,), optional
+        Weights GCNConv can use (``GNN(gcn_edge_weights=True)``).
+    directed : bool
+        False (default): each edge carries messages both ways.
+    node_ids : sequence, optional
+        Original node identifiers (kept for mapping predictions back); default 0..N-1.
+
+    Self loops, duplicate edges, ids out of range and non-finite values raise ValueError:
+    nothing is dropped or merged silently.
+    """
+
+    def __init__(self, num_nodes: int, edges, node_features=None, edge_features=None, edge_weight=None,
+                 directed: bool = False, node_ids: Sequence[Hashable] | None = None,
+                 node_attrs: Sequence[str] = (), edge_attrs: Sequence[str] = ()):
+        if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or num_nodes <= 0:
+            raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+        num_nodes = int(num_nodes)
+        edge_arr = np.asarray(edges)
+        if edge_arr.size == 0:
+            edge_arr = edge_arr.reshape(0, 2)
+        if edge_arr.ndim != 2 or edge_arr.shape[1] != 2:
+            raise ValueError(f"edges: expected shape (M, 2), got {edge_arr.shape}")
+        if edge_arr.dtype.kind not in "iu":
+            raise ValueError(f"edges: expected integer node ids, got dtype {edge_arr.dtype}")
+        edge_arr = edge_arr.astype(np.int64)
+        m = edge_arr.shape[0]
+        x = np.zeros((num_nodes, 0), np.float32) if node_features is None else as_matrix(
+            node_features, "node_features", num_nodes)
+        e = np.zeros((m, 0), np.float32) if edge_features is None else as_matrix(edge_features, "edge_features", m)
+        w = np.zeros(0, np.float32) if edge_weight is None else as_vector(edge_weight, "edge_weight", m)
+        src = np.ascontiguousarray(edge_arr[:, 0])
+        dst = np.ascontiguousarray(edge_arr[:, 1])
+        self.node_ids = list(range(num_nodes)) if node_ids is None else list(node_ids)
+        if len(self.node_ids) != num_nodes:
+            raise ValueError(f"node_ids: expected {num_nodes} ids, got {len(self.node_ids)}")
+        self._check_edges(num_nodes, src, dst, w, not directed)
+        self._g = _core.Graph(num_nodes, src, dst, x, e, w, not directed)
+        self.node_attrs = list(node_attrs)
+        self.edge_attrs = list(edge_attrs)
+
+    def _check_edges(self, n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray, undirected: bool) -> None:
+        for name, ids in (("source", src), ("target", dst)):
+            bad = (ids < 0) | (ids >= n)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"edges[{i}]: {name} node id {ids[i]} is out of range [0, {n})")
+        loops, dups = _core.validate_edge_list(n, src, dst, w, undirected)
+        problems = []
+        if len(loops):
+            shown = ", ".join(f"{self.node_ids[src[i]]!r}" for i in loops[:5])
+            problems.append(f"{len(loops)} self loop(s) on node(s) {shown}")
+        if len(dups):
+            shown = ", ".join(f"({self.node_ids[src[i]]!r}, {self.node_ids[dst[i]]!r})" for i in dups[:5])
+            kind = "undirected " if undirected else ""
+            problems.append(f"{len(dups)} duplicate {kind}edge(s) {shown}")
+        if problems:
+            raise ValueError("edges: " + "; ".join(problems) +
+                             ". Remove them first: the engine never drops or merges edges silently.")
+
+    # -- constructors ----------------------------------------------------------------------
+
+    @classmethod
+    def from_networkx(cls, G: nx.Graph, node_attrs: Iterable[str] = (), edge_attrs: Iterable[str] = (),
+                      edge_weight: str | None = None) -> "Graph":
+        """Builds a Graph from a networkx Graph or DiGraph.
+
+        Nodes are numbered in ``G.nodes`` order (``graph.node_ids`` keeps the originals).
+        Every listed attribute must be present and numeric on every node / edge; a missing
+        or non-numeric one raises ValueError naming the node or edge and the attribute.
+        """
+        if not isinstance(G, nx.Graph):
+            raise TypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
+        if G.is_multigraph():
+            raise ValueError("G is a multigraph; collapse parallel edges first (hulk needs one edge per pair)")
+        if G.number_of_nodes() == 0:
+            raise ValueError("G has no nodes")
+        node_attrs, edge_attrs = list(node_attrs), list(edge_attrs)
+        node_ids = list(G.nodes)
+        index = {v: i for i, v in enumerate(node_ids)}
+        x = np.zeros((len(node_ids), len(node_attrs)))
+        for i, v in enumerate(node_ids):
+            data = G.nodes[v]
+            for j, attr in enumerate(node_attrs):
+                x[i, j] = _numeric(data, attr, f"node {v!r}")
+        edge_list = list(G.edges(data=True))
+        edges = np.array([(index[u], index[v]) for u, v, _ in edge_list], dtype=np.int64).reshape(-1, 2)
+        e = np.zeros((len(edge_list), len(edge_attrs)))
+        w = None if edge_weight is None else np.zeros(len(edge_list))
+        for k, (u, v, data) in enumerate(edge_list):
+            for j, attr in enumerate(edge_attrs):
+                e[k, j] = _numeric(data, attr, f"edge ({u!r}, {v!r})")
+            if w is not None:
+                w[k] = _numeric(data, edge_weight, f"edge ({u!r}, {v!r})")
+        return cls(len(node_ids), edges, x, e, w, directed=G.is_directed(), node_ids=node_ids,
+                   node_attrs=node_attrs, edge_attrs=edge_attrs)
+
+    @classmethod
+    def _wrap(cls, core_graph, node_ids, node_attrs, edge_attrs) -> "Graph":
+        g = cls.__new__(cls)
+        g._g, g.node_ids, g.node_attrs, g.edge_attrs = core_graph, list(node_ids), list(node_attrs), list(edge_attrs)
+        return g
+
+    @staticmethod
+    def batch(graphs: Sequence["Graph"]) -> "Graph":
+        """Disjoint union of graphs (node ids become (k, original id) for graph k)."""
+        graphs = list(graphs)
+        if not graphs:
+            raise ValueError("batch: no graphs given")
+        for k, g in enumerate(graphs):
+            if not isinstance(g, Graph):
+                raise TypeError(f"batch: item {k} is a {type(g).__name__}, not a hulk.Graph")
+        node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
+        return Graph._wrap(_core.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
+                           graphs[0].edge_attrs)
+
+    # -- views -----------------------------------------------------------------------------
+
+    num_nodes = property(lambda self: self._g.num_nodes, doc="Number of nodes N.")
+    num_edges = property(lambda self: self._g.num_edges, doc="Number of input edges M.")
+    num_node_features = property(lambda self: self._g.num_node_features, doc="F.")
+    num_edge_features = property(lambda self: self._g.num_edge_features, doc="Fe.")
+    directed = property(lambda self: not self._g.undirected)
+    x = property(lambda self: self._g.x, doc="Node features [N, F] (float32 copy).")
+    e = property(lambda self: self._g.e, doc="Edge features [M, Fe] (float32 copy).")
+    edges = property(lambda self: np.stack([self._g.src, self._g.dst], axis=1), doc="Edges [M, 2].")
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (f"hulk.Graph({self.num_nodes} nodes, {self.num_edges} {kind} edges, "
+                f"{self.num_node_features} node features, {self.num_edge_features} edge features)")
+
+
+def _numeric(data: dict, attr: str, where: str) -> float:
+    if attr not in data:
+        raise ValueError(f"{where} has no attribute {attr!r}")
+    value = data[attr]
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: attribute {attr!r} = {value!r} is not numeric") from None
+    if not np.isfinite(out):
+        raise ValueError(f"{where}: attribute {attr!r} = {value!r} is not finite")
+    return out

@@ -1,0 +1,217 @@
+// hulk._core: the pybind11 extension. Thin: converts numpy arrays to the C++ types and
+// back, maps C++ exceptions to Python ones (invalid_argument -> ValueError,
+// runtime_error -> RuntimeError). Shape and dtype checks with friendly messages live in
+// the Python package; the C++ side re-checks everything it relies on.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <omp.h>
+
+#include "graph.h"
+#include "nn/model.h"
+#include "ops/ops.h"
+#ifdef HULK_WITH_CUDA
+#include "runtime.h"
+#endif
+
+namespace py = pybind11;
+using namespace hulk;
+
+namespace {
+
+template <typename T>
+using CArray = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+Tensor to_tensor(const CArray<float>& a, const char* what) {
+  if (a.ndim() != 2) throw std::invalid_argument(std::string(what) + ": expected a 2-D array, got " + std::to_string(a.ndim()) + "-D");
+  return Tensor::from_data(a.shape(0), a.shape(1), a.data());
+}
+
+py::array_t<float> to_numpy(const Tensor& t) {
+  py::array_t<float> out({t.rows(), t.cols()});
+  std::copy(t.data(), t.data() + t.size(), out.mutable_data());
+  return out;
+}
+
+template <typename T>
+std::vector<T> to_vector(const CArray<T>& a, const char* what) {
+  if (a.ndim() != 1) throw std::invalid_argument(std::string(what) + ": expected a 1-D array, got " + std::to_string(a.ndim()) + "-D");
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+template <typename T>
+py::array_t<T> vector_to_numpy(const std::vector<T>& v) {
+  py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), out.mutable_data());
+  return out;
+}
+
+ops::Pooling parse_pooling(const std::string& s) {
+  if (s == "sum") return ops::Pooling::Sum;
+  if (s == "mean") return ops::Pooling::Mean;
+  throw std::invalid_argument("pooling must be 'sum' or 'mean', got '" + s + "'");
+}
+
+py::dict stats_to_dict(const nn::EpochStats& s) {
+  py::dict d;
+  d["epoch"] = s.epoch;
+  d["train_loss"] = s.train_loss;
+  d["train_acc"] = s.train_acc;
+  d["val_loss"] = s.val_loss;
+  d["val_acc"] = s.val_acc;
+  d["seconds"] = s.seconds;
+  return d;
+}
+
+py::dict config_to_dict(const nn::ModelConfig& c) {
+  py::dict d;
+  d["in_features"] = c.in_features;
+  d["edge_features"] = c.edge_features;
+  d["num_classes"] = c.num_classes;
+  d["hidden"] = c.hidden;
+  d["pooling"] = c.pooling == ops::Pooling::Sum ? "sum" : "mean";
+  d["edge_pool"] = c.edge_pool;
+  d["per_edge_reference"] = c.per_edge_reference;
+  d["gcn_edge_weights"] = c.gcn_edge_weights;
+  d["standardize"] = c.standardize;
+  d["dropout"] = c.dropout;
+  d["seed"] = c.seed;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "Hulk C++ core: CSR graphs, GNN ops and the node classifier";
+  m.attr("__version__") = HULK_VERSION;
+
+#ifdef HULK_WITH_CUDA
+  m.attr("built_with_cuda") = true;
+  m.def("cuda_device_count", &cuda::device_count, "Number of usable CUDA devices (0 without a driver or GPU)");
+  m.def("cuda_unavailable_reason", &cuda::unavailable_reason);
+#else
+  m.attr("built_with_cuda") = false;
+  m.def("cuda_device_count", [] { return 0; });
+  m.def("cuda_unavailable_reason", [] { return std::string("hulk was built without the CUDA backend (nvcc was not found)"); });
+#endif
+  m.def("get_num_threads", [] { return omp_get_max_threads(); });
+  m.def("set_num_threads", [](int n) {
+    if (n < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(n));
+    omp_set_num_threads(n);
+  });
+
+  m.def(
+      "validate_edge_list",
+      [](int64_t num_nodes, const CArray<int64_t>& src, const CArray<int64_t>& dst, const CArray<float>& weights,
+         bool undirected) {
+        const EdgeListReport r = validate_edge_list(num_nodes, to_vector(src, "src"), to_vector(dst, "dst"),
+                                                    to_vector(weights, "weights"), undirected);
+        return py::make_tuple(vector_to_numpy(r.self_loops), vector_to_numpy(r.duplicates));
+      },
+      py::arg("num_nodes"), py::arg("src"), py::arg("dst"), py::arg("weights"), py::arg("undirected"),
+      "Checks ids and weights (raises ValueError); returns (self_loop_indices, duplicate_indices)");
+
+  py::class_<Graph>(m, "Graph")
+      .def(py::init([](int64_t num_nodes, const CArray<int64_t>& src, const CArray<int64_t>& dst,
+                       const CArray<float>& x, const CArray<float>& e, const CArray<float>& weights,
+                       bool undirected) {
+             return Graph(num_nodes, to_vector(src, "src"), to_vector(dst, "dst"), to_tensor(x, "x"),
+                          to_tensor(e, "e"), to_vector(weights, "weights"), undirected);
+           }),
+           py::arg("num_nodes"), py::arg("src"), py::arg("dst"), py::arg("x"), py::arg("e"), py::arg("weights"),
+           py::arg("undirected"))
+      .def_property_readonly("num_nodes", &Graph::num_nodes)
+      .def_property_readonly("num_edges", &Graph::num_edges)
+      .def_property_readonly("num_node_features", [](const Graph& g) { return g.x().cols(); })
+      .def_property_readonly("num_edge_features", [](const Graph& g) { return g.e().cols(); })
+      .def_property_readonly("undirected", &Graph::undirected)
+      .def_property_readonly("has_weights", [](const Graph& g) { return !g.weights().empty(); })
+      .def_property_readonly("x", [](const Graph& g) { return to_numpy(g.x()); })
+      .def_property_readonly("e", [](const Graph& g) { return to_numpy(g.e()); })
+      .def_property_readonly("src", [](const Graph& g) { return vector_to_numpy(g.src()); })
+      .def_property_readonly("dst", [](const Graph& g) { return vector_to_numpy(g.dst()); })
+      .def_property_readonly("weights", [](const Graph& g) { return vector_to_numpy(g.weights()); })
+      .def(
+          "in_csr",
+          [](const Graph& g) {
+            const Csr& a = g.in();
+            return py::make_tuple(vector_to_numpy(a.indptr), vector_to_numpy(a.indices), vector_to_numpy(a.edge_ids));
+          },
+          "(indptr, indices, edge_ids) of the in-adjacency: row v lists the sources of edges into v")
+      .def(
+          "spmm",
+          [](const Graph& g, const CArray<float>& x, bool normalized) {
+            const Tensor t = to_tensor(x, "x");
+            Tensor out;
+            {
+              py::gil_scoped_release release;
+              ops::spmm(normalized ? g.gcn(false) : g.in(), t, out, /*weighted=*/true);
+            }
+            return to_numpy(out);
+          },
+          py::arg("x"), py::arg("normalized") = false,
+          "A @ x with the in-adjacency (edge weights ignored), or D^-1/2 (A+I) D^-1/2 @ x when normalized")
+      .def_static(
+          "batch",
+          [](const std::vector<const Graph*>& graphs) { return batch_graphs(graphs); }, py::arg("graphs"));
+
+  py::class_<nn::Model>(m, "Model")
+      .def(py::init([](int64_t in_features, int64_t edge_features, int64_t num_classes, std::vector<int64_t> hidden,
+                       const std::string& pooling, bool edge_pool, bool per_edge_reference, bool gcn_edge_weights,
+                       bool standardize, float dropout, uint64_t seed) {
+             nn::ModelConfig c;
+             c.in_features = in_features;
+             c.edge_features = edge_features;
+             c.num_classes = num_classes;
+             c.hidden = std::move(hidden);
+             c.pooling = parse_pooling(pooling);
+             c.edge_pool = edge_pool;
+             c.per_edge_reference = per_edge_reference;
+             c.gcn_edge_weights = gcn_edge_weights;
+             c.standardize = standardize;
+             c.dropout = dropout;
+             c.seed = seed;
+             return nn::Model(c);
+           }),
+           py::arg("in_features"), py::arg("edge_features"), py::arg("num_classes"), py::arg("hidden"),
+           py::arg("pooling"), py::arg("edge_pool"), py::arg("per_edge_reference"), py::arg("gcn_edge_weights"),
+           py::arg("standardize"), py::arg("dropout"), py::arg("seed"))
+      .def_property_readonly("config", [](const nn::Model& mdl) { return config_to_dict(mdl.config()); })
+      .def_property_readonly("num_parameters", &nn::Model::num_parameters)
+      .def("parameters",
+           [](const nn::Model& mdl) {
+             py::dict d;
+             for (const nn::Param* p : mdl.parameters()) d[py::str(p->name)] = to_numpy(p->value);
+             return d;
+           })
+      .def(
+          "fit",
+          [](nn::Model& mdl, const Graph& g, const CArray<int64_t>& labels, const CArray<uint8_t>& train_mask,
+             const CArray<uint8_t>& val_mask, int64_t epochs, float lr, float weight_decay, int64_t patience,
+             bool restore_best, const std::function<bool(py::dict)>& on_epoch) {
+            nn::TrainOptions o;
+            o.epochs = epochs;
+            o.lr = lr;
+            o.weight_decay = weight_decay;
+            o.patience = patience;
+            o.restore_best = restore_best;
+            std::function<bool(const nn::EpochStats&)> cb;
+            if (on_epoch) cb = [&](const nn::EpochStats& s) { return on_epoch(stats_to_dict(s)); };
+            const auto history = mdl.fit(g, to_vector(labels, "labels"), to_vector(train_mask, "train_mask"),
+                                         to_vector(val_mask, "val_mask"), o, cb);
+            py::list out;
+            for (const auto& s : history) out.append(stats_to_dict(s));
+            return out;
+          },
+          py::arg("graph"), py::arg("labels"), py::arg("train_mask"), py::arg("val_mask"), py::arg("epochs"),
+          py::arg("lr"), py::arg("weight_decay"), py::arg("patience"), py::arg("restore_best"),
+          py::arg("on_epoch") = nullptr)
+      .def("logits", [](nn::Model& mdl, const Graph& g) { return to_numpy(mdl.logits(g)); })
+      .def("predict_proba", [](nn::Model& mdl, const Graph& g) { return to_numpy(mdl.predict_proba(g)); })
+      .def("predict", [](nn::Model& mdl, const Graph& g) { return vector_to_numpy(mdl.predict(g)); })
+      .def("save", &nn::Model::save, py::arg("path"))
+      .def_static("load", &nn::Model::load, py::arg("path"));
+}
