@@ -151,6 +151,15 @@ class Graph:
     e = property(lambda self: self._g.e, doc="Edge features [M, Fe] (float32 copy).")
     edges = property(lambda self: np.stack([self._g.src, self._g.dst], axis=1), doc="Edges [M, 2].")
 
+    def spmm(self, features, normalized: bool = False) -> np.ndarray:
+        """Neighbour sum ``A @ features`` [N, F] (row v sums the rows of v's in-neighbours),
+        or ``D^-1/2 (A + I) D^-1/2 @ features`` when ``normalized`` (GCN, unweighted).
+
+        The aggregation the GNN layers run, exposed for checks and benchmarks.
+        """
+        x = as_matrix(features, "features", self.num_nodes)
+        return self._g.spmm(x, bool(normalized))
+
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
         return (f"hulk.Graph({self.num_nodes} nodes, {self.num_edges} {kind} edges, "
