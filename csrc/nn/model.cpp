@@ -88,6 +88,14 @@ Model::Model(ModelConfig config) : config_(std::move(config)) {
 std::vector<const Param*> Model::parameters() const {
   std::vector<const Param*> out;
   for (const auto& layer : layers_) {
+    for (const Param* p : layer->params()) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<Param*> Model::mutable_parameters() {
+  std::vector<Param*> out;
+  for (const auto& layer : layers_) {
     for (Param* p : layer->params()) out.push_back(p);
   }
   return out;
@@ -134,12 +142,12 @@ void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
   logits = std::move(z);
 }
 
-void Model::backward(const GraphInputs& in, const Tensor& dlogits) {
+void Model::backward(const GraphInputs& in, const Tensor& dlogits, bool training) {
   Tensor dz = dlogits, dh;
   for (size_t i = layers_.size(); i-- > 0;) {
     layers_[i]->backward(in, dz, i > 0 ? &dh : nullptr);
     if (i == 0) break;
-    if (config_.dropout > 0.0f) {
+    if (training && config_.dropout > 0.0f) {
       Tensor tmp;
       ops::dropout_backward(dh, config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | (i - 1), tmp);
       dh = std::move(tmp);
@@ -188,11 +196,9 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
     const auto t0 = std::chrono::steady_clock::now();
     forward(in, /*training=*/true, logits);
     const ops::LossResult train = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, &dlogits);
-    backward(in, dlogits);
+    backward(in, dlogits, /*training=*/true);
     ++step_;
-    for (const auto& layer : layers_) {
-      for (Param* p : layer->params()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
-    }
+    for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
     // Accuracies and validation loss of the updated weights, without dropout.
     forward(in, /*training=*/false, logits);
     const ops::LossResult train_eval = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, nullptr);
@@ -229,9 +235,7 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   }
   if (!best_weights.empty()) {
     size_t k = 0;
-    for (const auto& layer : layers_) {
-      for (Param* p : layer->params()) p->value = best_weights[k++];
-    }
+    for (Param* p : mutable_parameters()) p->value = best_weights[k++];
   }
   return history;
 }
@@ -258,6 +262,18 @@ std::vector<int64_t> Model::predict(const Graph& g) {
     }
   }
   return out;
+}
+
+double Model::compute_gradients(const Graph& g, const std::vector<int64_t>& labels,
+                                const std::vector<uint8_t>& mask) {
+  require(labels.size() == static_cast<size_t>(g.num_nodes()), "labels: expected one entry per node");
+  require(mask.empty() || mask.size() == labels.size(), "mask: expected one entry per node");
+  const GraphInputs in = prepare(g);
+  Tensor z, dz;
+  forward(in, /*training=*/false, z);
+  const ops::LossResult r = ops::softmax_cross_entropy(z, labels.data(), mask.empty() ? nullptr : mask.data(), &dz);
+  backward(in, dz, /*training=*/false);
+  return r.loss;
 }
 
 ops::LossResult Model::evaluate(const Graph& g, const std::vector<int64_t>& labels,

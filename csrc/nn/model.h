@@ -79,6 +79,11 @@ class Model {
   Tensor predict_proba(const Graph& g);  // [N, C]
   std::vector<int64_t> predict(const Graph& g);  // [N]
 
+  // Loss of the current weights in evaluation mode (no dropout) with every parameter's
+  // gradient written to Param::grad; no optimiser step. For gradient checks.
+  double compute_gradients(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask);
+  std::vector<Param*> mutable_parameters();
+
   // Loss and accuracy of the current weights (evaluation mode) on the masked labels.
   ops::LossResult evaluate(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask);
 
@@ -88,7 +93,7 @@ class Model {
  private:
   GraphInputs prepare(const Graph& g) const;
   void forward(const GraphInputs& in, bool training, Tensor& logits);
-  void backward(const GraphInputs& in, const Tensor& dlogits);
+  void backward(const GraphInputs& in, const Tensor& dlogits, bool training);  // training: dropout was on
 
   ModelConfig config_;
   FeatureScaler scaler_;

@@ -173,17 +173,15 @@ Model Model::load(const std::string& path) {
     r.read(t.data(), static_cast<size_t>(t.size()) * sizeof(float), "tensor data");
     tensors[name] = std::move(t);
   }
-  for (const auto& layer : model.layers_) {
-    for (Param* p : layer->params()) {
-      auto it = tensors.find(p->name);
-      if (it == tensors.end()) r.fail("tensor '" + p->name + "' is missing");
-      if (!it->second.same_shape(p->value)) {
-        r.fail("tensor '" + p->name + "' has shape " + it->second.shape_str() + ", the configuration implies " +
-               p->value.shape_str());
-      }
-      p->value = std::move(it->second);
-      tensors.erase(it);
+  for (Param* p : model.mutable_parameters()) {
+    auto it = tensors.find(p->name);
+    if (it == tensors.end()) r.fail("tensor '" + p->name + "' is missing");
+    if (!it->second.same_shape(p->value)) {
+      r.fail("tensor '" + p->name + "' has shape " + it->second.shape_str() + ", the configuration implies " +
+             p->value.shape_str());
     }
+    p->value = std::move(it->second);
+    tensors.erase(it);
   }
   auto vec = [&](const char* name, int64_t expected) {
     auto it = tensors.find(name);

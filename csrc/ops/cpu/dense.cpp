@@ -26,7 +26,11 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, Tensor& 
   }
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS would not touch c; the product is zero.
-    for (int64_t i = 0; i < c.size(); ++i) c.data()[i] *= beta;
+    if (beta == 0.0f) {
+      c.fill(0.0f);  // beta == 0 means c is never read, even when it holds NaN
+    } else {
+      for (int64_t i = 0; i < c.size(); ++i) c.data()[i] *= beta;
+    }
     return;
   }
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: set up, build and run the C++ tests (GoogleTest through ctest),
+# then the Python tests (pytest) against the installed package.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+
+echo "== C++ tests (GoogleTest via ctest) =="
+cmake -S . -B build/cpp-tests -G Ninja -DHULK_BUILD_TESTS=ON -DHULK_BUILD_PYTHON=OFF >/dev/null
+cmake --build build/cpp-tests -j "$(nproc)"
+ctest --test-dir build/cpp-tests --output-on-failure -j "$(nproc)"
+
+echo "== Python tests (pytest) =="
+# Run from outside the source tree so the installed package (with its compiled
+# extension) is imported rather than the source folder.
+cd /tmp && python3 -m pytest "$root/tests/python" -q -p no:cacheprovider

@@ -1,0 +1,222 @@
+// The model as a whole: finite-difference gradients through every layer, the per-edge
+// EdgePool path against the fast one, determinism, batching, save/load and bad files.
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "nn/model.h"
+#include "reference.h"
+
+namespace {
+
+using hulk::Graph;
+using hulk::Tensor;
+using hulk::nn::Model;
+using hulk::nn::ModelConfig;
+
+constexpr int64_t kNodes = 14;
+constexpr int64_t kFeatures = 3;
+constexpr int64_t kEdgeFeatures = 2;
+constexpr int64_t kClasses = 3;
+
+Graph make_graph(uint32_t seed, bool undirected = true, int64_t n = kNodes, int64_t m = 30) {
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, m, undirected, /*weighted=*/true, seed);
+  std::mt19937 rng(seed + 1);
+  return Graph(n, el.src, el.dst, ref::random_tensor(n, kFeatures, rng), ref::random_tensor(el.num_edges(), kEdgeFeatures, rng),
+               el.weights, undirected);
+}
+
+std::vector<int64_t> make_labels(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> cls(-1, kClasses - 1);  // some unlabelled
+  std::vector<int64_t> y(n);
+  for (auto& v : y) v = cls(rng);
+  y[0] = 0;  // at least one labelled node
+  return y;
+}
+
+ModelConfig small_config(bool edge_pool, hulk::ops::Pooling pooling, bool gcn_weights) {
+  ModelConfig c;
+  c.in_features = kFeatures;
+  c.edge_features = kEdgeFeatures;
+  c.num_classes = kClasses;
+  c.hidden = {5, 4, 6};  // EdgePool 5, GCN 4 (transform first), GCN 6 (aggregate first)
+  c.pooling = pooling;
+  c.edge_pool = edge_pool;
+  c.gcn_edge_weights = gcn_weights;
+  c.standardize = false;
+  c.seed = 7;
+  return c;
+}
+
+// Every parameter's gradient from compute_gradients against central differences of the
+// float32 loss. The step is large enough to beat float32 rounding of the loss (~1e-7
+// relative) and small enough that ReLU kinks are rarely crossed.
+constexpr double kFdStep = 5e-4;
+constexpr double kFdRelTol = 2e-2;
+
+class ModelGradient : public ::testing::TestWithParam<std::tuple<bool, hulk::ops::Pooling, bool, bool>> {};
+
+TEST_P(ModelGradient, MatchesFiniteDifferences) {
+  const auto [edge_pool, pooling, gcn_weights, undirected] = GetParam();
+  const Graph g = make_graph(11, undirected);
+  const auto labels = make_labels(kNodes, 3);
+  Model model(small_config(edge_pool, pooling, gcn_weights));
+  // Biases start at zero, which puts nodes with all-zero inputs exactly on a ReLU kink where
+  // central differences see half a slope. Random biases move every node off the kink.
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> bias(-0.5f, 0.5f);
+  for (hulk::nn::Param* p : model.mutable_parameters()) {
+    if (p->name.find("bias") != std::string::npos) {
+      for (int64_t i = 0; i < p->value.size(); ++i) p->value.data()[i] = bias(rng);
+    }
+  }
+  model.compute_gradients(g, labels, {});
+  for (hulk::nn::Param* p : model.mutable_parameters()) {
+    const Tensor analytic = p->grad;
+    const std::vector<double> numeric = ref::central_differences(p->value.data(), p->value.size(), kFdStep, [&] {
+      return model.evaluate(g, labels, {}).loss;
+    });
+    EXPECT_TRUE(ref::gradients_match(analytic, numeric, kFdRelTol)) << "parameter " << p->name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layers, ModelGradient,
+    ::testing::Combine(::testing::Bool(), ::testing::Values(hulk::ops::Pooling::Sum, hulk::ops::Pooling::Mean),
+                       ::testing::Bool(), ::testing::Bool()));
+
+TEST(Model, PerEdgePathTrainsLikeFastPath) {
+  const Graph g = make_graph(5);
+  const auto labels = make_labels(kNodes, 9);
+  for (auto pooling : {hulk::ops::Pooling::Sum, hulk::ops::Pooling::Mean}) {
+    ModelConfig fast_cfg = small_config(true, pooling, false);
+    ModelConfig slow_cfg = fast_cfg;
+    slow_cfg.per_edge_reference = true;
+    Model fast(fast_cfg), slow(slow_cfg);
+    hulk::nn::TrainOptions opts;
+    opts.epochs = 5;
+    fast.fit(g, labels, {}, {}, opts);
+    slow.fit(g, labels, {}, {}, opts);
+    EXPECT_TRUE(ref::all_close(fast.logits(g), slow.logits(g), 1e-4, 1e-4));
+  }
+}
+
+TEST(Model, TrainingIsDeterministicForASeed) {
+  const Graph g = make_graph(8);
+  const auto labels = make_labels(kNodes, 4);
+  ModelConfig cfg = small_config(true, hulk::ops::Pooling::Sum, false);
+  cfg.dropout = 0.3f;
+  cfg.standardize = true;
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 20;
+  Model a(cfg), b(cfg);
+  const auto ha = a.fit(g, labels, {}, {}, opts);
+  const auto hb = b.fit(g, labels, {}, {}, opts);
+  ASSERT_EQ(ha.size(), hb.size());
+  for (size_t i = 0; i < ha.size(); ++i) EXPECT_EQ(ha[i].train_loss, hb[i].train_loss) << "epoch " << i + 1;
+  EXPECT_TRUE(ref::identical(a.logits(g), b.logits(g)));
+  cfg.seed += 1;
+  Model c(cfg);
+  c.fit(g, labels, {}, {}, opts);
+  EXPECT_FALSE(ref::identical(a.logits(g), c.logits(g)));
+}
+
+TEST(Model, TrainingLowersTheLoss) {
+  const Graph g = make_graph(21, true, 40, 120);
+  const auto labels = make_labels(40, 2);
+  Model model(small_config(true, hulk::ops::Pooling::Sum, false));
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 150;
+  opts.lr = 0.02f;
+  const auto h = model.fit(g, labels, {}, {}, opts);
+  EXPECT_LT(h.back().train_loss, 0.6 * h.front().train_loss);
+}
+
+// Logits on a disjoint union equal the logits of each graph on its own.
+TEST(Model, BatchedGraphGivesPerGraphLogits) {
+  const Graph g1 = make_graph(31), g2 = make_graph(32, true, 9, 12);
+  const Graph both = hulk::batch_graphs({&g1, &g2});
+  Model model(small_config(true, hulk::ops::Pooling::Mean, false));
+  const Tensor z = model.logits(both), z1 = model.logits(g1), z2 = model.logits(g2);
+  ASSERT_EQ(z.rows(), z1.rows() + z2.rows());
+  ref::DMat top(z1.rows(), kClasses), bottom(z2.rows(), kClasses);
+  for (int64_t i = 0; i < z.rows(); ++i) {
+    for (int64_t j = 0; j < kClasses; ++j) (i < z1.rows() ? top(i, j) : bottom(i - z1.rows(), j)) = z.at(i, j);
+  }
+  EXPECT_TRUE(ref::all_close(z1, top, 1e-5, 1e-5));
+  EXPECT_TRUE(ref::all_close(z2, bottom, 1e-5, 1e-5));
+}
+
+std::string temp_path(const char* name) { return ::testing::TempDir() + name; }
+
+TEST(Model, SaveLoadRoundTrip) {
+  const Graph g = make_graph(12);
+  const auto labels = make_labels(kNodes, 1);
+  ModelConfig cfg = small_config(true, hulk::ops::Pooling::Mean, false);
+  cfg.standardize = true;
+  Model model(cfg);
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 10;
+  model.fit(g, labels, {}, {}, opts);
+  const std::string path = temp_path("hulk_model_roundtrip.bin");
+  model.save(path);
+  Model loaded = Model::load(path);
+  EXPECT_TRUE(ref::identical(model.logits(g), loaded.logits(g)));
+  EXPECT_EQ(model.num_parameters(), loaded.num_parameters());
+  EXPECT_EQ(loaded.config().hidden, cfg.hidden);
+  EXPECT_EQ(loaded.scaler().x_mean, model.scaler().x_mean);
+  std::remove(path.c_str());
+}
+
+TEST(Model, LoadRejectsBadFiles) {
+  const std::string path = temp_path("hulk_model_bad.bin");
+  auto write = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+  };
+  auto load_error = [&]() -> std::string {
+    try {
+      Model::load(path);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  write("not a model");
+  EXPECT_NE(load_error().find("bad magic"), std::string::npos);
+  write(std::string("HULKGNN\0", 8) + std::string("\x02\x00\x00\x00", 4));
+  EXPECT_NE(load_error().find("format version 2"), std::string::npos);
+  // A valid file cut short.
+  Model model(small_config(true, hulk::ops::Pooling::Sum, false));
+  model.save(path);
+  std::ifstream in(path, std::ios::binary);
+  const std::string full((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write(full.substr(0, full.size() - 10));
+  EXPECT_NE(load_error().find("file ends inside"), std::string::npos);
+  EXPECT_THROW(Model::load(temp_path("does_not_exist.bin")), std::runtime_error);
+  std::remove(path.c_str());
+}
+
+TEST(Model, RejectsMismatchedInputs) {
+  const Graph g = make_graph(2);
+  Model model(small_config(true, hulk::ops::Pooling::Sum, false));
+  hulk::nn::TrainOptions opts;
+  EXPECT_THROW(model.fit(g, std::vector<int64_t>(kNodes - 1, 0), {}, {}, opts), std::invalid_argument);
+  std::vector<int64_t> bad(kNodes, 0);
+  bad[3] = kClasses;
+  EXPECT_THROW(model.fit(g, bad, {}, {}, opts), std::invalid_argument);
+  EXPECT_THROW(model.fit(g, std::vector<int64_t>(kNodes, -1), {}, {}, opts), std::invalid_argument);
+  opts.epochs = 0;
+  EXPECT_THROW(model.fit(g, std::vector<int64_t>(kNodes, 0), {}, {}, opts), std::invalid_argument);
+  ModelConfig cfg = small_config(true, hulk::ops::Pooling::Sum, false);
+  cfg.in_features = kFeatures + 1;
+  Model wrong(cfg);
+  EXPECT_THROW(wrong.logits(g), std::invalid_argument);
+  cfg = small_config(true, hulk::ops::Pooling::Sum, false);
+  cfg.hidden = {};
+  EXPECT_THROW(Model{cfg}, std::invalid_argument);
+}
+
+}  // namespace
