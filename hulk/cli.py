@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("classify", help="train the GNN on the bundled 47-server cluster with the paper's labels "
                                         "and print the per-epoch table and each machine's predicted job")
-    p.add_argument("--epochs", type=int, default=100, help="training epochs (default 100)")
+    p.add_argument("--epochs", type=int, default=200, help="training epochs (default 200)")
     p.add_argument("--hidden", type=_hidden, default=[64, 64], help="layer widths, e.g. 64,64 (default)")
     p.add_argument("--pooling", choices=["sum", "mean"], default="sum", help="EdgePool pooling (default sum)")
     p.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (default 0.01)")
