@@ -58,8 +58,10 @@ def cmd_classify(args: argparse.Namespace) -> int:
     if args.save:
         model.save(args.save)
     if args.json:
+        # NaN (no validation set) becomes null: strict JSON has no NaN.
+        history = [{k: (None if isinstance(v, float) and v != v else v) for k, v in h.items()} for h in history]
         json.dump(dict(classes=classes, history=history, machines=rows, train_accuracy=accuracy), sys.stdout,
-                  indent=2)
+                  indent=2, allow_nan=False)
         print()
         return 0
     print(f"\n{'machine':>7}  {'region':<11} {'cap':>4} {'mem_gb':>6}  {'label (Table 2)':<15} "

@@ -221,6 +221,8 @@ def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
     for node, cls in mapping.items():
         if node not in index:
             raise ValueError(f"labels: node {node!r} is not in the graph")
+        if isinstance(cls, bool) or not isinstance(cls, (int, np.integer)):
+            raise ValueError(f"labels[{node!r}] = {cls!r}: class ids must be integers (-1 for unlabelled)")
         labels[index[node]] = cls
     return labels
 

@@ -43,8 +43,8 @@ class Graph:
             raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}")
         num_nodes = int(num_nodes)
         edge_arr = np.asarray(edges)
-        if edge_arr.size == 0:
-            edge_arr = edge_arr.reshape(0, 2)
+        if edge_arr.shape in ((0,), (0, 2)):  # [] arrives as float64; an empty list has no dtype to check
+            edge_arr = np.zeros((0, 2), np.int64)
         if edge_arr.ndim != 2 or edge_arr.shape[1] != 2:
             raise ValueError(f"edges: expected shape (M, 2), got {edge_arr.shape}")
         if edge_arr.dtype.kind not in "iu":
@@ -60,6 +60,10 @@ class Graph:
         self.node_ids = list(range(num_nodes)) if node_ids is None else list(node_ids)
         if len(self.node_ids) != num_nodes:
             raise ValueError(f"node_ids: expected {num_nodes} ids, got {len(self.node_ids)}")
+        if node_ids is not None and len(set(self.node_ids)) != num_nodes:
+            seen = set()
+            dup = next(v for v in self.node_ids if v in seen or seen.add(v))
+            raise ValueError(f"node_ids: {dup!r} appears more than once; ids must be unique")
         self._check_edges(num_nodes, src, dst, w, not directed)
         self._g = _core.Graph(num_nodes, src, dst, x, e, w, not directed)
         self.node_attrs = list(node_attrs)

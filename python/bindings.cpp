@@ -148,7 +148,8 @@ PYBIND11_MODULE(_core, m) {
             Tensor out;
             {
               py::gil_scoped_release release;
-              ops::spmm(normalized ? g.gcn(false) : g.in(), t, out, /*weighted=*/true);
+              // in() carries the input edge weights; the plain neighbour sum ignores them.
+              ops::spmm(normalized ? g.gcn(false) : g.in(), t, out, /*weighted=*/normalized);
             }
             return to_numpy(out);
           },

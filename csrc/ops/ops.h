@@ -41,6 +41,9 @@ void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted);
 // out[v, :] = sum_{k in row v} e[a.edge_ids[k], :].  e [M, Fe] -> out [a.num_rows, Fe].
 void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out);
 
+// Throws std::invalid_argument unless every entry of a has an edge id indexing a row of e.
+void check_edge_ids(const Csr& a, const Tensor& e, const char* op);
+
 // ---- EdgePool (paper eq. 4) -----------------------------------------------------------
 //   z_v = sum_{u in N(v)} scale_v * ( [h_v || h_u || e_vu] W + b )
 // with scale_v = 1 (sum pooling) or 1 / deg_v (mean pooling; a node without neighbours

@@ -86,7 +86,13 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(
     Layers, ModelGradient,
     ::testing::Combine(::testing::Bool(), ::testing::Values(hulk::ops::Pooling::Sum, hulk::ops::Pooling::Mean),
-                       ::testing::Bool(), ::testing::Bool()));
+                       ::testing::Bool(), ::testing::Bool()),
+    [](const ::testing::TestParamInfo<ModelGradient::ParamType>& info) {
+      const auto& p = info.param;
+      return std::string(std::get<0>(p) ? "EdgePool" : "GcnFirst") +
+             (std::get<1>(p) == hulk::ops::Pooling::Sum ? "Sum" : "Mean") +
+             (std::get<2>(p) ? "Weighted" : "Unweighted") + (std::get<3>(p) ? "Undirected" : "Directed");
+    });
 
 TEST(Model, PerEdgePathTrainsLikeFastPath) {
   const Graph g = make_graph(5);

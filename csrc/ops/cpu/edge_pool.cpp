@@ -120,9 +120,7 @@ void gather_message_input(const Csr& a, const Tensor& h, const Tensor& e, int64_
 void check_per_edge_inputs(const Csr& a, const Tensor& h, const Tensor& e, const Tensor& w) {
   check_shape(h, a.num_rows, -1, "edge_pool_per_edge: h");
   check_shape(w, 2 * h.cols() + e.cols(), -1, "edge_pool_per_edge: w (rows must be 2F + Fe)");
-  if (e.cols() > 0 && a.edge_ids.size() != static_cast<size_t>(a.nnz())) {
-    throw std::invalid_argument("edge_pool_per_edge: the CSR carries no edge ids");
-  }
+  if (e.cols() > 0) check_edge_ids(a, e, "edge_pool_per_edge");
 }
 }  // namespace
 

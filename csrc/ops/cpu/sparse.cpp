@@ -24,19 +24,23 @@ void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
   }
 }
 
-void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {
+void check_edge_ids(const Csr& a, const Tensor& e, const char* op) {
   if (a.edge_ids.size() != static_cast<size_t>(a.nnz())) {
-    throw std::invalid_argument("segment_sum_edges: the CSR carries no edge ids");
+    throw std::invalid_argument(std::string(op) + ": the CSR carries no edge ids");
   }
-  const int64_t fe = e.cols();
-  out.reset(a.num_rows, fe);
-  if (fe == 0) return;
   for (int64_t id : a.edge_ids) {
     if (id < 0 || id >= e.rows()) {
-      throw std::invalid_argument("segment_sum_edges: edge id " + std::to_string(id) + " is out of range for " +
+      throw std::invalid_argument(std::string(op) + ": edge id " + std::to_string(id) + " is out of range for " +
                                   std::to_string(e.rows()) + " edge feature rows");
     }
   }
+}
+
+void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {
+  const int64_t fe = e.cols();
+  out.reset(a.num_rows, fe);
+  if (fe == 0) return;  // nothing to gather; edge ids are not needed
+  check_edge_ids(a, e, "segment_sum_edges");
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t v = 0; v < a.num_rows; ++v) {
     float* dst = out.row(v);
