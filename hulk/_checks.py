@@ -5,12 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 
+def _as_float(value, name: str, what: str) -> np.ndarray:
+    # float32 input passes through without a float64 round trip (large feature matrices).
+    arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 else None
+    if arr is None:
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: expected a numeric {what} array ({exc})") from None
+    return arr
+
+
 def as_matrix(value, name: str, rows: int | None = None) -> np.ndarray:
     """A finite float32 C-contiguous [rows, cols] array from array-like ``value``."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a numeric 2-D array ({exc})") from None
+    arr = _as_float(value, name, "2-D")
     if arr.ndim == 1 and rows is not None and arr.shape[0] == rows:
         arr = arr.reshape(rows, 1)
     if arr.ndim != 2:
@@ -23,10 +31,7 @@ def as_matrix(value, name: str, rows: int | None = None) -> np.ndarray:
 
 def as_vector(value, name: str, length: int) -> np.ndarray:
     """A finite float32 vector of the given length."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a numeric 1-D array ({exc})") from None
+    arr = _as_float(value, name, "1-D")
     if arr.shape != (length,):
         raise ValueError(f"{name}: expected shape ({length},), got {arr.shape}")
     check_finite(arr, name)
@@ -34,6 +39,8 @@ def as_vector(value, name: str, length: int) -> np.ndarray:
 
 
 def check_finite(arr: np.ndarray, name: str) -> None:
+    if np.isfinite(arr).all():
+        return
     bad = np.argwhere(~np.isfinite(arr))
     if len(bad):
         where = tuple(int(i) for i in bad[0])

@@ -30,11 +30,14 @@ Tensor to_tensor(const CArray<float>& a, const char* what) {
   return Tensor::from_data(a.shape(0), a.shape(1), a.data());
 }
 
-py::array_t<float> to_numpy(const Tensor& t) {
-  py::array_t<float> out({t.rows(), t.cols()});
-  std::copy(t.data(), t.data() + t.size(), out.mutable_data());
-  return out;
+// Hands the tensor's storage to numpy without a copy: the array owns the moved tensor.
+py::array_t<float> to_numpy(Tensor&& t) {
+  auto* owner = new Tensor(std::move(t));
+  py::capsule free_when_done(owner, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array_t<float>({owner->rows(), owner->cols()}, owner->data(), free_when_done);
 }
+
+py::array_t<float> to_numpy(const Tensor& t) { return to_numpy(Tensor(t)); }
 
 template <typename T>
 std::vector<T> to_vector(const CArray<T>& a, const char* what) {
@@ -151,7 +154,7 @@ PYBIND11_MODULE(_core, m) {
               // in() carries the input edge weights; the plain neighbour sum ignores them.
               ops::spmm(normalized ? g.gcn(false) : g.in(), t, out, /*weighted=*/normalized);
             }
-            return to_numpy(out);
+            return to_numpy(std::move(out));
           },
           py::arg("x"), py::arg("normalized") = false,
           "A @ x with the in-adjacency (edge weights ignored), or D^-1/2 (A+I) D^-1/2 @ x when normalized")
