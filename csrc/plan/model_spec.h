@@ -1,0 +1,33 @@
+// A training job's model, described by the few numbers the cost model needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hulk::plan {
+
+struct ModelSpec {
+  std::string name;
+  int64_t layers = 0;         // transformer blocks (encoder + decoder for T5); the unit of partition
+  int64_t hidden = 0;         // hidden size h
+  int64_t seq_len = 0;        // tokens per sequence s
+  double params = 0;          // total parameters P (embeddings included, spread evenly over layers)
+  double flops_per_token = 0; // training FLOPs per token, forward + backward (e.g. 6P + 12 L h s)
+  double bytes_per_param = 16;           // mixed-precision Adam: fp16 weights and grads, fp32 master, m, v
+  double activation_bytes_per_token = 0; // per layer, stored for backward (e.g. 34 h, Korthikanti et al. 2022)
+  int64_t global_batch = 0;   // sequences per iteration
+  int64_t micro_batches = 1;  // GPipe micro-batches per pipeline per iteration
+  int64_t iterations = 1;     // iterations the job trains for (makespan = iterations x iteration time)
+
+  void validate() const;  // throws std::invalid_argument naming the field and value
+
+  double params_per_layer() const { return params / static_cast<double>(layers); }
+  // Bytes that must stay resident for the optimiser: P_layers * bytes_per_param.
+  double state_bytes(int64_t n_layers) const { return params_per_layer() * static_cast<double>(n_layers) * bytes_per_param; }
+  // Memory needed to train the whole model with no parallelism but the given batch size.
+  double memory_bytes_whole(int64_t sequences) const;
+  // Activation bytes crossing a stage boundary for `sequences` sequences (fp16: 2 bytes/value).
+  double boundary_bytes(double sequences) const { return sequences * static_cast<double>(seq_len) * static_cast<double>(hidden) * 2.0; }
+};
+
+}  // namespace hulk::plan

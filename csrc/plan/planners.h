@@ -1,0 +1,77 @@
+// The planners. All return a Plan costed by the same cost model (cost.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plan.h"
+
+namespace hulk::plan {
+
+// ---- building blocks --------------------------------------------------------------------
+
+// Orders machines into a chain that keeps consecutive stages close: start at the machine
+// with the most memory, then repeatedly append the unvisited machine with the cheapest
+// send_time of one micro-batch's boundary activations from the chain's end.
+std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines);
+
+// Layer split of one replica over a fixed machine chain by dynamic programming: minimises
+// the bottleneck max_s (C_s + X_s) subject to every stage fitting in memory, every stage
+// holding at least one layer. `replicas` (D) sets the micro-batch size b = B / (D m).
+// Returns bounds (size chain + 1) or an empty vector when no split fits.
+std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& chain,
+                                      int64_t replicas);
+
+// Best pipeline plan for a job on a machine group: tries D = 1.. replicas (machines split
+// into D chains of equal length, surplus machines left out), orders each chain, partitions
+// the layers, and keeps the cheapest feasible configuration.
+JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
+
+// ---- the paper's baselines (jobs one after another on the whole cluster) -------------------
+
+Plan plan_system_a(const Cluster& c, const std::vector<ModelSpec>& jobs);  // DP on machines that fit the model
+Plan plan_system_b(const Cluster& c, const std::vector<ModelSpec>& jobs);  // GPipe over all machines, id order
+Plan plan_system_c(const Cluster& c, const std::vector<ModelSpec>& jobs);  // Megatron TP over all machines
+
+// ---- concurrent planners ---------------------------------------------------------------------
+
+// A given assignment (machine -> job index, or -1 idle), e.g. the paper's Table 2, each job
+// planned with best_pipeline on its machines.
+Plan plan_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& assignment,
+                     const char* name = "assignment");
+
+struct SearchOptions {
+  double time_limit_s = 2.0;
+  uint64_t seed = 0;
+};
+// Greedy start, then local search (move a machine to another job or idle, swap two
+// machines) with simulated annealing on the makespan, until the time limit.
+Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts = {});
+
+// The paper's Algorithm 1 on a classification (machine -> job index or -1): jobs in order of
+// memory need take their classified machines; a group short of memory takes the closest
+// machines from idle ones, then from groups with surplus; groups that cannot be made to fit
+// wait for the first group that frees enough memory; then best_pipeline per job.
+Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& classes);
+
+// A classification without a trained GNN: regions (groups of machines) are handed to jobs
+// in order of memory need, largest job first, each job taking the best-connected regions
+// until its memory need is met. Stated here because Hulk uses it when no model is given.
+std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<ModelSpec>& jobs);
+
+// ---- recovery and join ---------------------------------------------------------------------
+
+struct Repair {
+  Plan plan;
+  Cluster cluster;                 // the cluster after the change
+  std::vector<int64_t> moved;      // machines (new indices) whose job changed
+  double seconds = 0;              // wall time of the repair
+};
+// Machine `failed` leaves: its job is re-planned on its remaining machines, taking the
+// closest idle machines (then surplus machines of other jobs) if memory runs short; other
+// jobs keep their machines.
+Repair repair_without(const Cluster& c, const Plan& p, int64_t failed);
+// A new machine joins: it goes to the job whose iteration time it shortens most (or idle).
+Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new);
+
+}  // namespace hulk::plan
