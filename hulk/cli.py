@@ -76,6 +76,95 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _job_list(text: str) -> list[str]:
+    from . import models
+    presets = {"paper4": models.PAPER_JOBS_4, "paper6": models.PAPER_JOBS_6}
+    if text.lower() in presets:
+        return list(presets[text.lower()])
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def _load_json_arg(text: str):
+    import os
+    if os.path.isfile(text):
+        with open(text, encoding="utf-8") as f:
+            return json.load(f)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--add: expected a JSON file or JSON text, could not parse it ({exc})") from None
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Plans the jobs with every planner (or one) and prints per-job times and the makespan."""
+    from . import cluster_spec, planner as planner_mod, report
+    if args.cluster:
+        spec = cluster_spec.from_json(args.cluster)
+    else:
+        spec = cluster_spec.hulk47_spec()
+    jobs = _job_list(args.jobs)
+    default_cluster = not args.cluster
+    if args.planner == "all":
+        names = ["a", "b", "c", "search", "hulk"]
+        if default_cluster and sorted(jobs) == sorted(datasets.HULK47_CLASSES):
+            names.append("table2")
+    else:
+        names = [args.planner]
+    model = None
+    if args.gnn:
+        if not default_cluster or jobs != list(datasets.HULK47_CLASSES):
+            raise ValueError("--gnn trains the classifier on the paper's Table 2 labels: it needs the bundled "
+                             f"cluster and the jobs {', '.join(datasets.HULK47_CLASSES)} in that order")
+        model = _table2_gnn(args.seed)
+    plans = [planner_mod.plan(spec, jobs, name, time_limit_s=args.time_limit, seed=args.seed, model=model)
+             for name in names]
+    repaired = []
+    if args.fail is not None or args.add:
+        for p in plans:
+            if p.sequential:
+                continue  # Systems A/B/C re-plan from scratch on the whole cluster; nothing to repair
+            q = p.without(args.fail) if args.fail is not None else p
+            if args.add:
+                add = _load_json_arg(args.add)
+                q = q.with_machine(add.get("machine", add), add.get("links", []))
+            repaired.append((p, q))
+    if args.json:
+        out = dict(cluster=spec.summary(), jobs=jobs, plans=[p.to_dict() for p in plans],
+                   repaired=[dict(planner=p.planner, plan=q.to_dict()) for p, q in repaired])
+        json.dump(out, sys.stdout, indent=2, allow_nan=False)
+        print()
+    else:
+        print(spec.summary())
+        print(f"jobs: {', '.join(jobs)}\n")
+        for p in plans:
+            print(report.plan_table(p) + "\n")
+        print(report.comparison_table(plans))
+        for p, q in repaired:
+            what = []
+            if args.fail is not None:
+                what.append(f"machine {args.fail} failed")
+            if args.add:
+                what.append("a machine joined")
+            print(f"\n{p.title} after {' and '.join(what)}: repaired in {q.repair_s * 1e3:.1f} ms, "
+                  f"moved machines {report.ranges(q.moved) if q.moved else 'none'}")
+            print(report.plan_table(q))
+    if args.png:
+        report.save_figure(plans, args.png)
+        if not args.json:
+            print(f"\nfigure written to {args.png}")
+    return 0
+
+
+def _table2_gnn(seed: int):
+    """The paper's setup: the classifier trained on Table 2's labels of the bundled cluster."""
+    G = datasets.hulk47(clean="quiet")
+    labels, classes = datasets.hulk47_table2_labels()
+    g = Graph.from_networkx(G, node_attrs=NODE_ATTRS, edge_attrs=EDGE_ATTRS)
+    model = GNN(num_classes=len(classes), hidden=[64, 64], seed=seed)
+    model.fit(g, labels, epochs=200)
+    return model
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     print(f"hulk {_core.__version__}")
     print(f"CUDA backend compiled: {bool(_core.built_with_cuda)}")
@@ -99,6 +188,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", metavar="PATH", help="write the trained weights to PATH")
     p.add_argument("--json", action="store_true", help="print the history and predictions as JSON")
     p.set_defaults(func=cmd_classify)
+    p = sub.add_parser("plan", help="plan jobs on a cluster (default: the paper's four jobs on its 47-server "
+                                    "cluster) with Systems A/B/C, Search and Hulk, and compare them")
+    p.add_argument("--jobs", default="paper4", help="paper4 (default: OPT-175B, T5-11B, GPT-2 1.5B, BERT-large), "
+                                                    "paper6 (adds RoBERTa-large, XLNet-large) or names, comma-separated")
+    p.add_argument("--cluster", metavar="FILE", help="cluster JSON file (schema: hulk.cluster_spec); default: the "
+                                                     "bundled 47-server cluster")
+    p.add_argument("--planner", default="all", choices=["all", "a", "b", "c", "search", "hulk", "table2"],
+                   help="one planner, or all (default)")
+    p.add_argument("--time-limit", type=float, default=2.0, help="search time limit in seconds (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--gnn", action="store_true", help="Hulk classifies machines with the GNN trained on the "
+                                                      "paper's Table 2 labels (default: the region heuristic)")
+    p.add_argument("--fail", type=int, metavar="MACHINE", help="then repair the concurrent plans after this "
+                                                                "machine fails")
+    p.add_argument("--add", metavar="JSON", help="then add a machine: JSON text or file with 'machine' (region, "
+                                                 "memory_gb, capability or gpu or tflops) and 'links' (to, latency_ms)")
+    p.add_argument("--json", action="store_true", help="print the plans as JSON")
+    p.add_argument("--png", metavar="PATH", help="write a figure (needs matplotlib)")
+    p.set_defaults(func=cmd_plan)
     p = sub.add_parser("info", help="version, CUDA availability and thread count")
     p.set_defaults(func=cmd_info)
     return parser

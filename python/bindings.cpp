@@ -20,6 +20,8 @@
 namespace py = pybind11;
 using namespace hulk;
 
+void bind_plan(py::module_& m);  // plan_bindings.cpp
+
 namespace {
 
 template <typename T>
@@ -100,6 +102,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("cuda_device_count", [] { return 0; });
   m.def("cuda_unavailable_reason", [] { return std::string("hulk was built without the CUDA backend (nvcc was not found)"); });
 #endif
+  bind_plan(m);
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(n));

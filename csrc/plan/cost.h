@@ -20,7 +20,9 @@
 // parameter of the stage on its machine; the slowest stage counts.
 //   T_iter = max over replicas of T_pipe + max over positions of T_allreduce + T_opt
 // Memory of stage s: state_bytes(n_s) + m * b * seq * n_s * activation_bytes_per_token
-// (GPipe keeps every micro-batch's activations for the backward pass; no recomputation).
+// (GPipe keeps every micro-batch's activations for the backward pass). With
+// ModelSpec::recompute (GPipe's re-materialisation) a stage keeps only its m inputs
+// (m * boundary_bytes(b)) plus one micro-batch's activations, and C_s grows by 4/3.
 //
 // Data parallelism (paper's System A) is the special case S = 1: each replica holds the
 // whole model and its share of the batch.

@@ -18,6 +18,16 @@ struct ModelSpec {
   int64_t global_batch = 0;   // sequences per iteration
   int64_t micro_batches = 1;  // GPipe micro-batches per pipeline per iteration
   int64_t iterations = 1;     // iterations the job trains for (makespan = iterations x iteration time)
+  // GPipe re-materialisation: a stage keeps only its input activations of every micro-batch
+  // and recomputes the forward pass during backward (compute x recompute_factor()).
+  bool recompute = false;
+
+  // Forward = 1/3 of training FLOPs (backward = 2x forward), so recomputation adds 1/3.
+  double recompute_factor() const { return recompute ? 4.0 / 3.0 : 1.0; }
+  // Activation bytes a pipeline stage of n_layers holds for m micro-batches of b sequences:
+  // without recomputation every layer's activations of every micro-batch; with it, the
+  // stage inputs of every micro-batch (boundary_bytes) plus one micro-batch's full layers.
+  double stage_activation_bytes(int64_t n_layers, double b, int64_t m) const;
 
   void validate() const;  // throws std::invalid_argument naming the field and value
 

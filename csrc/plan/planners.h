@@ -43,6 +43,7 @@ Plan plan_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, const
 struct SearchOptions {
   double time_limit_s = 2.0;
   uint64_t seed = 0;
+  int64_t max_iterations = 0;  // > 0: also stop after this many moves (same seed -> same plan)
 };
 // Greedy start, then local search (move a machine to another job or idle, swap two
 // machines) with simulated annealing on the makespan, until the time limit.

@@ -1,0 +1,284 @@
+// The cost model's formulas (documented in cost.h), implemented once.
+//
+// Choices the header leaves open, stated once here:
+// - F_i = tflops * 1e12 FLOP/s; memory capacity = memory_gb * 1e9 bytes.
+// - b = B / (D m) and, for tensor parallelism, b = B / m: real numbers, never rounded.
+// - Bottleneck stage s* of a replica = the first stage (lowest s) with the largest C_s + X_s.
+//   The replica's compute share is sum_s C_s + (m - 1) C_{s*}; its communication share is
+//   computed directly as sum_s X_s + (m - 1) X_{s*} (same total as T_pipe, no subtraction).
+// - The replica whose T_pipe is largest (the first on ties) supplies the compute/comm split.
+//   compute_s = its compute share + T_opt; comm_s = its communication share + T_allreduce.
+//   iteration_s = compute_s + comm_s.
+// - Data-parallel rings: position s's ring visits the replicas in the given order (replica 0,
+//   1, ..., D-1, back to 0); the all-reduced bytes are 2 * params_per_layer * n_s.
+// - T_opt = max over every stage of every replica of
+//   optimizer_flops_per_param * params_per_layer * n_s / F_{i_s}
+//   (tensor parallel: max over the group of optimizer_flops_per_param * P / n / F_i).
+// - Tensor parallel has no pipeline: the m micro-batches run one after another, each paying
+//   its compute (the slowest machine's 1/n share) and 4 L all-reduces:
+//     compute_s = m * max_i (flops_per_token * b * seq / (n F_i)) + T_opt
+//     comm_s    = m * 4 * L * allreduce_time(group, b * seq * h * 2)
+//   Memory per machine: state_bytes(L) / n + b * seq * L * activation_bytes_per_token / n.
+// - Infeasibility is reported, never thrown. An over-full machine leaves the times as the
+//   formulas give them (finite; useful to penalised search) with feasible = false. A pair that
+//   cannot communicate makes the affected send or all-reduce time +inf, hence comm_s and
+//   iteration_s +inf. All reasons found are joined with "; ".
+// - allreduce_time throws std::invalid_argument on an index out of range, a repeated machine
+//   or negative bytes; it returns +inf when a ring neighbour pair is unreachable.
+#include "plan/cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace hulk::plan {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string gb(double bytes) {
+  std::ostringstream os;
+  os.precision(4);
+  os << bytes / 1e9 << " GB";
+  return os.str();
+}
+
+std::string mlabel(const Cluster& c, int64_t i) {
+  std::string s = "machine " + std::to_string(i);
+  const std::string& name = c.machine(i).name;
+  if (!name.empty()) s += " ('" + name + "')";
+  return s;
+}
+
+void add_reason(JobCost& jc, const std::string& r) {
+  if (!jc.reason.empty()) jc.reason += "; ";
+  jc.reason += r;
+}
+
+// (m - 1) * x without 0 * inf = NaN when m == 1.
+double steady(int64_t m, double x) { return m > 1 ? static_cast<double>(m - 1) * x : 0.0; }
+
+void check_machine(const Cluster& c, int64_t i, const std::string& where) {
+  if (i < 0 || i >= c.size())
+    throw std::invalid_argument(where + ": machine index " + std::to_string(i) + " out of range [0, " +
+                                std::to_string(c.size()) + ")");
+}
+
+void check_options(const CostOptions& o) {
+  if (!std::isfinite(o.optimizer_flops_per_param) || o.optimizer_flops_per_param < 0)
+    throw std::invalid_argument("CostOptions: optimizer_flops_per_param must be finite and >= 0, got " +
+                                num(o.optimizer_flops_per_param));
+}
+
+// First unreachable neighbour pair of a ring (wrapping from last to first), or {-1, -1}.
+std::pair<int64_t, int64_t> ring_gap(const Cluster& c, const std::vector<int64_t>& ring) {
+  const size_t n = ring.size();
+  if (n < 2) return {-1, -1};
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t a = ring[k], b = ring[(k + 1) % n];
+    if (!c.reachable(a, b)) return {a, b};
+  }
+  return {-1, -1};
+}
+
+}  // namespace
+
+double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes) {
+  if (!(bytes >= 0)) throw std::invalid_argument("allreduce_time: bytes must be >= 0, got " + num(bytes));
+  std::vector<char> seen(static_cast<size_t>(c.size()), 0);
+  for (int64_t i : ring) {
+    check_machine(c, i, "allreduce_time");
+    if (seen[static_cast<size_t>(i)])
+      throw std::invalid_argument("allreduce_time: machine " + std::to_string(i) + " appears twice in the ring");
+    seen[static_cast<size_t>(i)] = 1;
+  }
+  const size_t n = ring.size();
+  if (n <= 1) return 0.0;
+  double max_lat = 0.0, min_bw = kInf;
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t a = ring[k], b = ring[(k + 1) % n];
+    if (!c.reachable(a, b)) return kInf;
+    max_lat = std::max(max_lat, c.latency_s(a, b));
+    min_bw = std::min(min_bw, c.bandwidth_Bps(a, b));
+  }
+  const double nd = static_cast<double>(n);
+  return 2.0 * (nd - 1.0) * max_lat + 2.0 * (nd - 1.0) / nd * bytes / min_bw;
+}
+
+JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas,
+                      const CostOptions& opts) {
+  m.validate();
+  check_options(opts);
+  const std::string where = "pipeline_cost";
+  if (replicas.empty()) throw std::invalid_argument(where + ": no replicas");
+  const int64_t L = m.layers;
+  const size_t S = replicas[0].machines.size();
+  std::vector<char> used(static_cast<size_t>(c.size()), 0);
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    const Replica& rep = replicas[r];
+    const std::string rw = where + ": replica " + std::to_string(r);
+    if (rep.machines.empty()) throw std::invalid_argument(rw + " has no machines");
+    if (rep.bounds.size() != rep.machines.size() + 1)
+      throw std::invalid_argument(rw + ": bounds has " + std::to_string(rep.bounds.size()) + " entries, expected " +
+                                  std::to_string(rep.machines.size() + 1) + " (stages + 1)");
+    if (rep.bounds.front() != 0 || rep.bounds.back() != L)
+      throw std::invalid_argument(rw + ": bounds must run from 0 to layers = " + std::to_string(L) + ", got " +
+                                  std::to_string(rep.bounds.front()) + " .. " + std::to_string(rep.bounds.back()));
+    for (size_t s = 0; s + 1 < rep.bounds.size(); ++s)
+      if (rep.bounds[s + 1] <= rep.bounds[s])
+        throw std::invalid_argument(rw + ": bounds must increase strictly (every stage holds a layer), got bounds[" +
+                                    std::to_string(s) + "] = " + std::to_string(rep.bounds[s]) + ", bounds[" +
+                                    std::to_string(s + 1) + "] = " + std::to_string(rep.bounds[s + 1]));
+    for (int64_t i : rep.machines) {
+      check_machine(c, i, rw);
+      if (used[static_cast<size_t>(i)])
+        throw std::invalid_argument(rw + ": machine " + std::to_string(i) + " is used more than once");
+      used[static_cast<size_t>(i)] = 1;
+    }
+    if (r > 0 && (rep.machines.size() != S || rep.bounds != replicas[0].bounds))
+      throw std::invalid_argument(rw + ": layer split differs from replica 0 (data-parallel replicas must split "
+                                       "the layers the same way)");
+  }
+
+  const double D = static_cast<double>(replicas.size());
+  const int64_t mb = m.micro_batches;
+  const double b = static_cast<double>(m.global_batch) / (D * static_cast<double>(mb));
+  const double seq = static_cast<double>(m.seq_len);
+  const double flops_per_layer_token = m.flops_per_token / static_cast<double>(L);
+  const double boundary = m.boundary_bytes(b);
+
+  JobCost jc;
+  jc.feasible = true;
+  double worst_pipe = -1, worst_compute = 0, worst_comm = 0;
+  double t_opt = 0;
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    const Replica& rep = replicas[r];
+    std::vector<StageCost> stages(S);
+    double sum_c = 0, sum_x = 0, best = -1, c_star = 0, x_star = 0;
+    for (size_t s = 0; s < S; ++s) {
+      StageCost& st = stages[s];
+      const int64_t i = rep.machines[s];
+      const double F = c.machine(i).tflops * 1e12;
+      const int64_t n_s = rep.bounds[s + 1] - rep.bounds[s];
+      st.machine = i;
+      st.first_layer = rep.bounds[s];
+      st.last_layer = rep.bounds[s + 1];
+      st.compute_s = static_cast<double>(n_s) * flops_per_layer_token * m.recompute_factor() * b * seq / F;
+      if (s + 1 < S) {
+        const int64_t j = rep.machines[s + 1];
+        if (!c.reachable(i, j))
+          add_reason(jc, "replica " + std::to_string(r) + ": stages " + std::to_string(s) + " and " +
+                             std::to_string(s + 1) + " are on " + mlabel(c, i) + " and " + mlabel(c, j) +
+                             ", which cannot communicate (no link, MissingLinkRule::Forbid)");
+        st.send_s = 2.0 * c.send_time(i, j, boundary);
+      }
+      st.memory_bytes = m.state_bytes(n_s) + m.stage_activation_bytes(n_s, b, mb);
+      st.memory_capacity_bytes = c.machine(i).memory_gb * 1e9;
+      if (st.memory_bytes > st.memory_capacity_bytes) {
+        jc.memory_shortfall_bytes += st.memory_bytes - st.memory_capacity_bytes;
+        add_reason(jc, mlabel(c, i) + " needs " + gb(st.memory_bytes) + " for layers [" +
+                           std::to_string(st.first_layer) + ", " + std::to_string(st.last_layer) + ") of replica " +
+                           std::to_string(r) + " but has " + gb(st.memory_capacity_bytes));
+      }
+      sum_c += st.compute_s;
+      sum_x += st.send_s;
+      const double cx = st.compute_s + st.send_s;
+      if (cx > best) {
+        best = cx;
+        c_star = st.compute_s;
+        x_star = st.send_s;
+      }
+      t_opt = std::max(t_opt, opts.optimizer_flops_per_param * m.params_per_layer() * static_cast<double>(n_s) / F);
+    }
+    const double compute = sum_c + steady(mb, c_star);
+    const double comm = sum_x + steady(mb, x_star);
+    const double pipe = compute + comm;  // = sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)
+    if (pipe > worst_pipe) {
+      worst_pipe = pipe;
+      worst_compute = compute;
+      worst_comm = comm;
+    }
+    jc.stages.push_back(std::move(stages));
+  }
+
+  double t_ar = 0;
+  if (replicas.size() > 1) {
+    for (size_t s = 0; s < S; ++s) {
+      std::vector<int64_t> ring;
+      ring.reserve(replicas.size());
+      for (const Replica& rep : replicas) ring.push_back(rep.machines[s]);
+      const auto gap = ring_gap(c, ring);
+      if (gap.first >= 0)
+        add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + mlabel(c, gap.first) + " and " +
+                           mlabel(c, gap.second) + " cannot communicate (no link, MissingLinkRule::Forbid)");
+      const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
+      t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
+    }
+  }
+
+  jc.feasible = jc.reason.empty();
+  jc.compute_s = worst_compute + t_opt;
+  jc.comm_s = worst_comm + t_ar;
+  jc.iteration_s = jc.compute_s + jc.comm_s;
+  return jc;
+}
+
+JobCost tensor_parallel_cost(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& machines,
+                             const CostOptions& opts) {
+  m.validate();
+  check_options(opts);
+  const std::string where = "tensor_parallel_cost";
+  if (machines.empty()) throw std::invalid_argument(where + ": no machines");
+  std::vector<char> used(static_cast<size_t>(c.size()), 0);
+  for (int64_t i : machines) {
+    check_machine(c, i, where);
+    if (used[static_cast<size_t>(i)])
+      throw std::invalid_argument(where + ": machine " + std::to_string(i) + " is used more than once");
+    used[static_cast<size_t>(i)] = 1;
+  }
+
+  const double n = static_cast<double>(machines.size());
+  const int64_t mb = m.micro_batches;
+  const double b = static_cast<double>(m.global_batch) / static_cast<double>(mb);
+  const double seq = static_cast<double>(m.seq_len);
+  const double L = static_cast<double>(m.layers);
+
+  JobCost jc;
+  double c_micro = 0, t_opt = 0;
+  const double need = m.state_bytes(m.layers) / n + b * seq * L * m.activation_bytes_per_token / n;
+  for (int64_t i : machines) {
+    const double F = c.machine(i).tflops * 1e12;
+    c_micro = std::max(c_micro, m.flops_per_token * b * seq / (n * F));
+    t_opt = std::max(t_opt, opts.optimizer_flops_per_param * m.params / n / F);
+    const double cap = c.machine(i).memory_gb * 1e9;
+    if (need > cap) {
+      jc.memory_shortfall_bytes += need - cap;
+      add_reason(jc, mlabel(c, i) + " needs " + gb(need) + " for its 1/" + std::to_string(machines.size()) +
+                         " tensor-parallel share but has " + gb(cap));
+    }
+  }
+  const auto gap = ring_gap(c, machines);
+  if (gap.first >= 0)
+    add_reason(jc, "tensor-parallel ring: " + mlabel(c, gap.first) + " and " + mlabel(c, gap.second) +
+                       " cannot communicate (no link, MissingLinkRule::Forbid)");
+  const double t_ar = allreduce_time(c, machines, b * seq * static_cast<double>(m.hidden) * 2.0);
+
+  jc.feasible = jc.reason.empty();
+  jc.compute_s = static_cast<double>(mb) * c_micro + t_opt;
+  jc.comm_s = (machines.size() > 1) ? static_cast<double>(mb) * 4.0 * L * t_ar : 0.0;
+  jc.iteration_s = jc.compute_s + jc.comm_s;
+  return jc;
+}
+
+}  // namespace hulk::plan

@@ -1,0 +1,62 @@
+// ModelSpec validation and whole-model memory.
+//
+// Choices the header leaves open: every numeric field must be finite and > 0 (counts >= 1),
+// activation_bytes_per_token included (a model with no activation memory is not a model the
+// cost model was written for); the name may be empty. Divisibility of global_batch by the
+// number of micro-batches or replicas is not required: the cost model uses real-valued
+// micro-batch sizes, and planners decide what else they need.
+#include "plan/model_spec.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace hulk::plan {
+
+namespace {
+
+std::string label(const ModelSpec& m) { return m.name.empty() ? std::string("ModelSpec") : "ModelSpec '" + m.name + "'"; }
+
+void check_count(const ModelSpec& m, const char* field, int64_t v) {
+  if (v < 1) throw std::invalid_argument(label(m) + ": " + field + " must be >= 1, got " + std::to_string(v));
+}
+
+void check_real(const ModelSpec& m, const char* field, double v) {
+  if (!std::isfinite(v) || v <= 0) {
+    std::ostringstream os;
+    os << label(m) << ": " << field << " must be finite and > 0, got " << v;
+    throw std::invalid_argument(os.str());
+  }
+}
+
+}  // namespace
+
+void ModelSpec::validate() const {
+  check_count(*this, "layers", layers);
+  check_count(*this, "hidden", hidden);
+  check_count(*this, "seq_len", seq_len);
+  check_real(*this, "params", params);
+  check_real(*this, "flops_per_token", flops_per_token);
+  check_real(*this, "bytes_per_param", bytes_per_param);
+  check_real(*this, "activation_bytes_per_token", activation_bytes_per_token);
+  check_count(*this, "global_batch", global_batch);
+  check_count(*this, "micro_batches", micro_batches);
+  check_count(*this, "iterations", iterations);
+}
+
+double ModelSpec::memory_bytes_whole(int64_t sequences) const {
+  if (sequences < 0)
+    throw std::invalid_argument(label(*this) + ": memory_bytes_whole: sequences must be >= 0, got " +
+                                std::to_string(sequences));
+  return state_bytes(layers) + static_cast<double>(sequences) * static_cast<double>(seq_len) *
+                                   static_cast<double>(layers) * activation_bytes_per_token;
+}
+
+double ModelSpec::stage_activation_bytes(int64_t n_layers, double b, int64_t m) const {
+  const double per_microbatch = b * static_cast<double>(seq_len) * static_cast<double>(n_layers) * activation_bytes_per_token;
+  if (!recompute) return static_cast<double>(m) * per_microbatch;
+  return static_cast<double>(m) * boundary_bytes(b) + per_microbatch;
+}
+
+}  // namespace hulk::plan

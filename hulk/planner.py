@@ -1,0 +1,213 @@
+"""hulk.plan: plan which machines train which job, and measure it with the cost model.
+
+Every planner returns a :class:`Plan` costed by the one C++ cost model documented in
+``csrc/plan/cost.h``. Planners:
+
+- ``"a"``, ``"b"``, ``"c"``: the paper's Systems A (data parallel on machines that fit the
+  whole model), B (GPipe over all machines in id order) and C (Megatron tensor parallel over
+  all machines); jobs run one after another on the whole cluster.
+- ``"search"``: a time-bounded optimiser of the cost model (greedy start, local search with
+  annealing); jobs run concurrently on disjoint machine groups.
+- ``"hulk"``: a classification of machines into jobs (a trained :class:`hulk.GNN` when given,
+  else the stated region heuristic), then the paper's Algorithm 1, then pipeline partition.
+- ``"table2"``: the paper's own Table 2 assignment (the bundled 47-server cluster, 4 jobs).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+import networkx as nx
+
+from . import _core, cluster_spec, models
+
+PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
+PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all machines)",
+                  "c": "System C (Megatron TP, all machines)", "search": "Search",
+                  "hulk": "Hulk (Algorithm 1)", "table2": "Paper Table 2"}
+
+
+def _core_cluster(spec: "cluster_spec.ClusterSpec"):
+    m, links = spec.machines, spec.links
+    return _core.PlanCluster([x["name"] for x in m], [x["region"] for x in m], [float(x["memory_gb"]) for x in m],
+                             [float(x["tflops"]) for x in m], [int(l["a"]) for l in links],
+                             [int(l["b"]) for l in links], [float(l["latency_ms"]) for l in links],
+                             [float(l["bandwidth_gbps"]) for l in links], spec.missing_links)
+
+
+def _core_model(spec: "models.ModelSpec"):
+    return _core.ModelSpec(**spec.core_dict())
+
+
+def as_cluster_spec(cluster) -> "cluster_spec.ClusterSpec":
+    """A ClusterSpec from a ClusterSpec, a networkx graph, or a path to a JSON cluster file."""
+    if isinstance(cluster, cluster_spec.ClusterSpec):
+        return cluster
+    if isinstance(cluster, nx.Graph):
+        return cluster_spec.from_networkx(cluster)
+    if isinstance(cluster, (str, bytes)) or hasattr(cluster, "__fspath__"):
+        return cluster_spec.from_json(cluster)
+    raise TypeError(f"cluster must be a ClusterSpec, a networkx graph or a JSON path, got {type(cluster).__name__}")
+
+
+def as_model_specs(jobs: Iterable) -> list:
+    """ModelSpecs from catalogue names and/or ModelSpec objects."""
+    out = []
+    for j in jobs:
+        out.append(models.get(j) if isinstance(j, str) else j)
+        if not isinstance(out[-1], models.ModelSpec):
+            raise TypeError(f"jobs: expected model names or hulk.models.ModelSpec, got {type(j).__name__}")
+    if not out:
+        raise ValueError("jobs: give at least one job")
+    names = [j.name for j in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"jobs: each job must appear once, got {names}")
+    return out
+
+
+class Plan:
+    """A costed plan. ``plan.jobs`` lists per job: machines, replicas (machine chain and layer
+    bounds), strategy, feasibility, compute / communication / iteration seconds, start and
+    finish; ``plan.makespan_s`` is the time until all jobs finish."""
+
+    def __init__(self, core_plan, core_cluster, spec, jobs, planner: str):
+        self._plan, self._cluster, self.cluster, self._jobs = core_plan, core_cluster, spec, jobs
+        self.planner = planner
+        d = core_plan.to_dict()
+        self.jobs: list[dict] = d["jobs"]
+        self.makespan_s: float = d["makespan_s"]
+        self.planning_s: float = d["planning_s"]
+        self.sequential: bool = d["sequential"]
+        self.feasible: bool = d["feasible"]
+        self.notes: list[str] = d["notes"]
+        self.moved: list[int] = []
+        self.repair_s: float | None = None
+
+    @property
+    def title(self) -> str:
+        return PLANNER_TITLES.get(self.planner, self.planner)
+
+    def assignment(self) -> list[int]:
+        """Job index per machine (-1 = idle); for sequential plans every used machine of the
+        first feasible job."""
+        out = [-1] * len(self.cluster.machines)
+        for k, job in enumerate(self.jobs):
+            for m in job["machines"]:
+                if out[m] < 0:
+                    out[m] = k
+        return out
+
+    def without(self, machine: int) -> "Plan":
+        """The plan repaired after ``machine`` fails (indices above it shift down by one);
+        ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time."""
+        n = len(self.cluster.machines)
+        if isinstance(machine, bool) or not isinstance(machine, int) or not 0 <= machine < n:
+            raise ValueError(f"machine must be an index in [0, {n}), got {machine!r}")
+        core_plan, core_cluster, moved, seconds = _core.repair_without(self._cluster, self._plan, machine)
+        return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
+
+    def with_machine(self, machine: dict, links: Sequence[dict]) -> "Plan":
+        """The plan after a new machine joins. ``machine`` has region and memory_gb and either
+        tflops, gpu (+ gpus) or capability; ``links`` are dicts with ``to`` (existing index),
+        ``latency_ms`` and optionally ``bandwidth_gbps``."""
+        spec = self.cluster.with_machine(machine, links)
+        new, new_links = spec.machines[-1], spec.links[len(self.cluster.links):]
+        core_plan, core_cluster, moved, seconds = _core.repair_with(
+            self._cluster, self._plan, new["name"], new["region"], float(new["memory_gb"]), float(new["tflops"]),
+            [l["a"] for l in new_links], [l["b"] for l in new_links], [float(l["latency_ms"]) for l in new_links],
+            [float(l["bandwidth_gbps"]) for l in new_links])
+        return self._repaired(core_plan, core_cluster, spec, moved, seconds)
+
+    def _repaired(self, core_plan, core_cluster, spec, moved, seconds) -> "Plan":
+        out = Plan(core_plan, core_cluster, spec, self._jobs, self.planner)
+        out.moved, out.repair_s = list(moved), float(seconds)
+        return out
+
+    def to_dict(self) -> dict:
+        d = dict(planner=self.planner, title=self.title, feasible=self.feasible, sequential=self.sequential,
+                 makespan_s=_finite_or_none(self.makespan_s), planning_s=self.planning_s, notes=self.notes,
+                 jobs=[{k: (_finite_or_none(v) if isinstance(v, float) else v) for k, v in j.items()}
+                       for j in self.jobs])
+        if self.repair_s is not None:
+            d.update(moved=self.moved, repair_s=self.repair_s)
+        return d
+
+    def __repr__(self) -> str:
+        state = f"makespan {self.makespan_s / 3600:.2f} h" if self.feasible else "infeasible"
+        return f"hulk.Plan({self.title}: {len(self.jobs)} jobs, {state})"
+
+
+def _finite_or_none(x):
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
+         seed: int = 0, model=None, classes: Sequence[int] | None = None) -> Plan:
+    """Plans ``jobs`` on ``cluster`` with one planner.
+
+    Parameters
+    ----------
+    cluster : ClusterSpec, networkx.Graph or path to a JSON cluster file
+    jobs : names from :func:`hulk.models.catalogue` and/or ModelSpec objects
+    planner : one of "a", "b", "c", "search", "hulk", "table2"
+    time_limit_s, seed : for "search"
+    model : a trained :class:`hulk.GNN` whose classes are job indices (for "hulk")
+    classes : an explicit classification (job index per machine, -1 idle) for "hulk"
+    """
+    if planner not in PLANNERS:
+        raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
+    spec = as_cluster_spec(cluster)
+    job_specs = as_model_specs(jobs)
+    core_cluster = _core_cluster(spec)
+    core_jobs = [_core_model(j) for j in job_specs]
+    if planner == "a":
+        p = _core.plan_system_a(core_cluster, core_jobs)
+    elif planner == "b":
+        p = _core.plan_system_b(core_cluster, core_jobs)
+    elif planner == "c":
+        p = _core.plan_system_c(core_cluster, core_jobs)
+    elif planner == "search":
+        if not (isinstance(time_limit_s, (int, float)) and time_limit_s > 0):
+            raise ValueError(f"time_limit_s must be a positive number, got {time_limit_s!r}")
+        p = _core.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed))
+    elif planner == "table2":
+        p = _core.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
+    else:
+        p = _core.plan_hulk(core_cluster, core_jobs, _hulk_classes(spec, core_cluster, core_jobs, model, classes))
+    return Plan(p, core_cluster, spec, job_specs, planner)
+
+
+def _table2_assignment(spec, job_specs) -> list[int]:
+    from .datasets import HULK47_CLASSES, hulk47_table2_labels
+    if len(spec.machines) != 47:
+        raise ValueError("planner 'table2' is the paper's assignment of its 47-server cluster; "
+                         f"this cluster has {len(spec.machines)} machines")
+    labels, classes = hulk47_table2_labels()
+    names = [j.name for j in job_specs]
+    missing = [c for c in HULK47_CLASSES if c not in names]
+    if missing:
+        raise ValueError(f"planner 'table2' assigns the paper's jobs {HULK47_CLASSES}; missing from jobs: {missing}")
+    return [names.index(classes[y]) if y >= 0 else -1 for y in labels]
+
+
+def _hulk_classes(spec, core_cluster, core_jobs, model, classes) -> list[int]:
+    n = len(spec.machines)
+    if classes is not None:
+        classes = [int(c) for c in classes]
+        if len(classes) != n or any(c < -1 or c >= len(core_jobs) for c in classes):
+            raise ValueError(f"classes: expected {n} job indices in [-1, {len(core_jobs)})")
+        return classes
+    if model is None:
+        return list(_core.heuristic_classes(core_cluster, core_jobs))
+    from .graph import Graph
+    G = spec.to_networkx()
+    g = Graph.from_networkx(G, node_attrs=["capability", "memory_gb"], edge_attrs=["latency_ms"])
+    pred = [int(c) for c in model.predict(g)]
+    return [c if c < len(core_jobs) else -1 for c in pred]
+
+
+def compare(cluster, jobs: Iterable = models.PAPER_JOBS_4, planners: Sequence[str] = ("a", "b", "c", "search", "hulk"),
+            time_limit_s: float = 2.0, seed: int = 0, model=None) -> list[Plan]:
+    """One plan per planner, same cluster, same jobs, same cost model."""
+    return [plan(cluster, jobs, p, time_limit_s=time_limit_s, seed=seed, model=model) for p in planners]

@@ -1,0 +1,161 @@
+// hulk._core planner bindings: the cluster, model specs, the planners and repairs.
+// Plans cross into Python as opaque objects (kept for repairs) with a to_dict() view.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "plan/planners.h"
+
+namespace py = pybind11;
+using namespace hulk::plan;
+
+namespace {
+
+MissingLinkRule parse_rule(const std::string& s) {
+  if (s == "route") return MissingLinkRule::Route;
+  if (s == "forbid") return MissingLinkRule::Forbid;
+  throw std::invalid_argument("missing_links must be 'route' or 'forbid', got '" + s + "'");
+}
+
+py::dict stage_to_dict(const StageCost& s) {
+  py::dict d;
+  d["machine"] = s.machine;
+  d["layers"] = py::make_tuple(s.first_layer, s.last_layer);
+  d["compute_s"] = s.compute_s;
+  d["send_s"] = s.send_s;
+  d["memory_gb"] = s.memory_bytes / 1e9;
+  d["capacity_gb"] = s.memory_capacity_bytes / 1e9;
+  return d;
+}
+
+py::dict job_to_dict(const JobPlan& j) {
+  py::dict d;
+  d["job"] = j.model.name;
+  d["strategy"] = j.strategy == Strategy::Pipeline ? "pipeline" : "tensor_parallel";
+  d["machines"] = j.machines();
+  py::list replicas;
+  for (const Replica& r : j.replicas) replicas.append(py::make_tuple(r.machines, r.bounds));
+  d["replicas"] = replicas;
+  d["tensor_group"] = j.tensor_group;
+  d["feasible"] = j.cost.feasible;
+  d["reason"] = j.cost.reason;
+  d["compute_s"] = j.cost.compute_s;
+  d["comm_s"] = j.cost.comm_s;
+  d["iteration_s"] = j.cost.iteration_s;
+  d["memory_shortfall_gb"] = j.cost.memory_shortfall_bytes / 1e9;
+  d["start_s"] = j.start_s;
+  d["finish_s"] = j.finish_s;
+  d["iterations"] = j.model.iterations;
+  py::list stages;
+  for (const auto& rep : j.cost.stages) {
+    py::list row;
+    for (const StageCost& s : rep) row.append(stage_to_dict(s));
+    stages.append(row);
+  }
+  d["stages"] = stages;
+  return d;
+}
+
+py::dict plan_to_dict(const Plan& p) {
+  py::dict d;
+  d["planner"] = p.planner;
+  py::list jobs;
+  for (const JobPlan& j : p.jobs) jobs.append(job_to_dict(j));
+  d["jobs"] = jobs;
+  d["sequential"] = p.sequential;
+  d["feasible"] = p.feasible();
+  d["makespan_s"] = p.makespan_s;
+  d["planning_s"] = p.planning_s;
+  d["notes"] = p.notes;
+  return d;
+}
+
+py::tuple repair_to_tuple(Repair&& r) {
+  return py::make_tuple(std::move(r.plan), std::move(r.cluster), r.moved, r.seconds);
+}
+
+std::vector<Link> make_links(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                             const std::vector<double>& latency_ms, const std::vector<double>& bandwidth_gbps) {
+  if (b.size() != a.size() || latency_ms.size() != a.size() || bandwidth_gbps.size() != a.size()) {
+    throw std::invalid_argument("links: a, b, latency_ms and bandwidth_gbps must have the same length");
+  }
+  std::vector<Link> links(a.size());
+  for (size_t i = 0; i < a.size(); ++i) links[i] = Link{a[i], b[i], latency_ms[i], bandwidth_gbps[i]};
+  return links;
+}
+
+}  // namespace
+
+void bind_plan(py::module_& m) {
+  py::class_<ModelSpec>(m, "ModelSpec")
+      .def(py::init([](std::string name, int64_t layers, int64_t hidden, int64_t seq_len, double params,
+                       double flops_per_token, double bytes_per_param, double activation_bytes_per_token,
+                       int64_t global_batch, int64_t micro_batches, int64_t iterations, bool recompute) {
+             ModelSpec s{std::move(name), layers, hidden, seq_len, params, flops_per_token, bytes_per_param,
+                         activation_bytes_per_token, global_batch, micro_batches, iterations, recompute};
+             s.validate();
+             return s;
+           }),
+           py::arg("name"), py::arg("layers"), py::arg("hidden"), py::arg("seq_len"), py::arg("params"),
+           py::arg("flops_per_token"), py::arg("bytes_per_param"), py::arg("activation_bytes_per_token"),
+           py::arg("global_batch"), py::arg("micro_batches"), py::arg("iterations"), py::arg("recompute"))
+      .def_readonly("name", &ModelSpec::name)
+      .def("memory_bytes_whole", &ModelSpec::memory_bytes_whole, py::arg("sequences"));
+
+  py::class_<Cluster>(m, "PlanCluster")
+      .def(py::init([](const std::vector<std::string>& names, const std::vector<std::string>& regions,
+                       const std::vector<double>& memory_gb, const std::vector<double>& tflops,
+                       const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                       const std::vector<double>& latency_ms, const std::vector<double>& bandwidth_gbps,
+                       const std::string& missing_links) {
+             const size_t n = names.size();
+             if (regions.size() != n || memory_gb.size() != n || tflops.size() != n) {
+               throw std::invalid_argument("machines: names, regions, memory_gb and tflops must have the same length");
+             }
+             std::vector<Machine> machines(n);
+             for (size_t i = 0; i < n; ++i) machines[i] = Machine{names[i], regions[i], memory_gb[i], tflops[i]};
+             return Cluster(std::move(machines), make_links(a, b, latency_ms, bandwidth_gbps),
+                            parse_rule(missing_links));
+           }),
+           py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("a"), py::arg("b"),
+           py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("missing_links"))
+      .def_property_readonly("size", &Cluster::size)
+      .def("latency_s", &Cluster::latency_s)
+      .def("bandwidth_Bps", &Cluster::bandwidth_Bps)
+      .def("send_time", &Cluster::send_time)
+      .def("names", [](const Cluster& c) {
+        std::vector<std::string> out;
+        for (const Machine& mm : c.machines()) out.push_back(mm.name);
+        return out;
+      });
+
+  py::class_<Plan>(m, "Plan")
+      .def("to_dict", &plan_to_dict)
+      .def_readonly("planner", &Plan::planner)
+      .def_readonly("makespan_s", &Plan::makespan_s);
+
+  using Jobs = const std::vector<ModelSpec>&;
+  m.def("plan_system_a", [](const Cluster& c, Jobs j) { return plan_system_a(c, j); });
+  m.def("plan_system_b", [](const Cluster& c, Jobs j) { return plan_system_b(c, j); });
+  m.def("plan_system_c", [](const Cluster& c, Jobs j) { return plan_system_c(c, j); });
+  m.def(
+      "plan_search",
+      [](const Cluster& c, Jobs j, double time_limit_s, uint64_t seed) {
+        py::gil_scoped_release release;
+        return plan_search(c, j, SearchOptions{time_limit_s, seed});
+      },
+      py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"));
+  m.def("plan_hulk", [](const Cluster& c, Jobs j, const std::vector<int64_t>& classes) { return plan_hulk(c, j, classes); });
+  m.def("plan_assignment", [](const Cluster& c, Jobs j, const std::vector<int64_t>& assignment,
+                              const std::string& name) { return plan_assignment(c, j, assignment, name.c_str()); });
+  m.def("heuristic_classes", &heuristic_classes);
+  m.def("repair_without", [](const Cluster& c, const Plan& p, int64_t failed) {
+    return repair_to_tuple(repair_without(c, p, failed));
+  });
+  m.def("repair_with", [](const Cluster& c, const Plan& p, const std::string& name, const std::string& region,
+                          double memory_gb, double tflops, const std::vector<int64_t>& a,
+                          const std::vector<int64_t>& b, const std::vector<double>& latency_ms,
+                          const std::vector<double>& bandwidth_gbps) {
+    return repair_to_tuple(
+        repair_with(c, p, Machine{name, region, memory_gb, tflops}, make_links(a, b, latency_ms, bandwidth_gbps)));
+  });
+}

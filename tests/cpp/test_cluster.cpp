@@ -1,0 +1,259 @@
+// Cluster: units, validation errors (field, index and value in the message), routing of
+// missing pairs through relays (least total latency, narrowest link), Forbid, send_time,
+// without / with_machine index shifting. Every expected number is worked out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "plan/cluster.h"
+
+namespace {
+
+using hulk::plan::Cluster;
+using hulk::plan::Link;
+using hulk::plan::Machine;
+using hulk::plan::MissingLinkRule;
+
+constexpr double kTol = 1e-12;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+::testing::AssertionResult throws_invalid_argument_with(const std::function<void()>& fn,
+                                                        const std::vector<std::string>& needles) {
+  try {
+    fn();
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    for (const std::string& n : needles)
+      if (msg.find(n) == std::string::npos)
+        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << n << "\"";
+    return ::testing::AssertionSuccess() << msg;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw something other than std::invalid_argument: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+Machine mach(const std::string& name, double mem = 80, double tf = 100) { return Machine{name, "r", mem, tf}; }
+
+std::vector<Machine> machines(int n) {
+  std::vector<Machine> ms;
+  for (int i = 0; i < n; ++i) ms.push_back(mach("m" + std::to_string(i)));
+  return ms;
+}
+
+// Four machines, two relay paths between 0 and 3 (and between 1 and 2):
+//   0-1: 10 ms,  8 Gbps (1e9 B/s)      0-2:  5 ms, 80 Gbps (1e10 B/s)
+//   1-3: 20 ms,  4 Gbps (5e8 B/s)      2-3: 40 ms, 80 Gbps (1e10 B/s)
+// 0-3 missing: via 1 = 30 ms (bw min(1e9, 5e8) = 5e8), via 2 = 45 ms -> via 1.
+// 1-2 missing: via 0 = 15 ms (bw min(1e9, 1e10) = 1e9), via 3 = 60 ms -> via 0.
+std::vector<Link> diamond_links() {
+  return {{0, 1, 10, 8}, {1, 3, 20, 4}, {0, 2, 5, 80}, {2, 3, 40, 80}};
+}
+
+TEST(Cluster, UnitsOfDirectLinks) {
+  // 25 ms -> 0.025 s; 16 Gbps -> 16e9 / 8 = 2e9 B/s.
+  Cluster c(machines(2), {{0, 1, 25, 16}});
+  EXPECT_EQ(c.size(), 2);
+  EXPECT_NEAR(c.latency_s(0, 1), 0.025, kTol);
+  EXPECT_NEAR(c.latency_s(1, 0), 0.025, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(0, 1), 2e9);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(1, 0), 2e9);
+  EXPECT_TRUE(c.direct(0, 1));
+  EXPECT_TRUE(c.direct(1, 0));
+  EXPECT_FALSE(c.direct(0, 0));
+  // Diagonal: 0 latency, infinite bandwidth, send_time 0.
+  EXPECT_EQ(c.latency_s(1, 1), 0.0);
+  EXPECT_EQ(c.bandwidth_Bps(1, 1), kInf);
+  EXPECT_EQ(c.send_time(1, 1, 1e12), 0.0);
+  // send 1e9 bytes: 0.025 + 1e9 / 2e9 = 0.525 s.
+  EXPECT_NEAR(c.send_time(0, 1, 1e9), 0.525, kTol);
+  EXPECT_NEAR(c.send_time(1, 0, 0), 0.025, kTol);
+  EXPECT_TRUE(c.reachable(0, 1));
+  EXPECT_EQ(c.rule(), MissingLinkRule::Route);
+}
+
+TEST(Cluster, RoutesMissingPairThroughCheaperRelay) {
+  Cluster c(machines(4), diamond_links(), MissingLinkRule::Route);
+  EXPECT_FALSE(c.direct(0, 3));
+  EXPECT_TRUE(c.reachable(0, 3));
+  EXPECT_NEAR(c.latency_s(0, 3), 0.030, kTol);
+  EXPECT_NEAR(c.latency_s(3, 0), 0.030, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(0, 3), 5e8);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(3, 0), 5e8);
+  EXPECT_NEAR(c.latency_s(1, 2), 0.015, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(1, 2), 1e9);
+  // send 1e6 bytes 0 -> 3: 0.030 + 1e6 / 5e8 = 0.032 s.
+  EXPECT_NEAR(c.send_time(0, 3, 1e6), 0.032, kTol);
+  // 1 -> 2: 0.015 + 1e6 / 1e9 = 0.016 s.
+  EXPECT_NEAR(c.send_time(2, 1, 1e6), 0.016, kTol);
+  // Direct pairs are unchanged.
+  EXPECT_NEAR(c.latency_s(2, 3), 0.040, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(2, 3), 1e10);
+}
+
+TEST(Cluster, RouteChainOfThreeRelaysAddsLatency) {
+  // Path 0-1-2-3, 1 + 2 + 3 ms, bandwidths 8, 4, 16 Gbps -> 0-3: 6 ms, 4 Gbps = 5e8 B/s;
+  // 0-2: 3 ms, 5e8; 1-3: 5 ms, 5e8.
+  Cluster c(machines(4), {{0, 1, 1, 8}, {1, 2, 2, 4}, {3, 2, 3, 16}});
+  EXPECT_NEAR(c.latency_s(0, 3), 0.006, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(0, 3), 5e8);
+  EXPECT_NEAR(c.latency_s(0, 2), 0.003, kTol);
+  EXPECT_NEAR(c.latency_s(3, 1), 0.005, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(3, 1), 5e8);
+}
+
+TEST(Cluster, DirectLinkKeptEvenWhenRelayIsFaster) {
+  // 0-1 direct at 100 ms; 0-2-1 would be 2 ms. The direct link is the pair's parameters.
+  Cluster c(machines(3), {{0, 1, 100, 8}, {0, 2, 1, 8}, {2, 1, 1, 8}});
+  EXPECT_NEAR(c.latency_s(0, 1), 0.1, kTol);
+  EXPECT_TRUE(c.direct(0, 1));
+}
+
+TEST(Cluster, RouteTieOnLatencyTakesWiderPath) {
+  // 0-3 via 1: 10 + 10 ms, min(8, 8) Gbps; via 2: 10 + 10 ms, min(80, 16) = 16 Gbps = 2e9 B/s.
+  Cluster c(machines(4), {{0, 1, 10, 8}, {1, 3, 10, 8}, {0, 2, 10, 80}, {2, 3, 10, 16}});
+  EXPECT_NEAR(c.latency_s(0, 3), 0.020, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(0, 3), 2e9);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(3, 0), 2e9);
+}
+
+TEST(Cluster, ForbidLeavesMissingPairsUnreachable) {
+  Cluster c(machines(4), diamond_links(), MissingLinkRule::Forbid);
+  EXPECT_FALSE(c.reachable(0, 3));
+  EXPECT_FALSE(c.reachable(3, 0));
+  EXPECT_FALSE(c.reachable(1, 2));
+  EXPECT_EQ(c.latency_s(0, 3), kInf);
+  EXPECT_EQ(c.bandwidth_Bps(0, 3), 0.0);
+  EXPECT_EQ(c.send_time(0, 3, 1e6), kInf);
+  EXPECT_EQ(c.send_time(0, 3, 0), kInf);  // not NaN
+  EXPECT_TRUE(c.reachable(0, 1));
+  EXPECT_TRUE(c.reachable(2, 2));
+  EXPECT_NEAR(c.send_time(0, 1, 1e9), 0.01 + 1.0, kTol);
+}
+
+TEST(Cluster, DisconnectedComponentsUnreachableUnderRoute) {
+  Cluster c(machines(4), {{0, 1, 1, 8}, {2, 3, 1, 8}});
+  EXPECT_FALSE(c.reachable(0, 2));
+  EXPECT_FALSE(c.reachable(1, 3));
+  EXPECT_EQ(c.send_time(1, 3, 5), kInf);
+  EXPECT_EQ(c.bandwidth_Bps(1, 3), 0.0);
+  EXPECT_TRUE(c.reachable(2, 3));
+}
+
+TEST(Cluster, ValidationMachines) {
+  auto with = [](Machine m) {
+    return [m] {
+      std::vector<Machine> ms = machines(3);
+      ms[2] = m;
+      Cluster c(ms, {});
+    };
+  };
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("bad", -4, 10)), {"machine 2", "bad", "memory_gb", "-4"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("z", 0, 10)), {"machine 2", "memory_gb", "0"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("n", std::nan(""), 10)), {"memory_gb", "nan"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("i", kInf, 10)), {"memory_gb", "inf"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("t", 80, 0)), {"machine 2", "tflops", "0"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("t", 80, -1.5)), {"tflops", "-1.5"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with(mach("t", 80, std::nan(""))), {"tflops", "nan"}));
+}
+
+TEST(Cluster, ValidationLinks) {
+  auto with = [](Link l) {
+    return [l] { Cluster c(machines(3), {{0, 1, 1, 1}, l}); };
+  };
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 2, -1, 8}), {"link 1", "latency_ms", "-1"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 2, std::nan(""), 8}), {"link 1", "latency_ms", "nan"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 2, kInf, 8}), {"link 1", "latency_ms", "inf"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 2, 1, 0}), {"link 1", "bandwidth_gbps", "0"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 2, 1, -3}), {"link 1", "bandwidth_gbps", "-3"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 2, 1, kInf}), {"link 1", "bandwidth_gbps", "inf"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 3, 1, 1}), {"link 1", "b = 3", "out of range"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({-1, 2, 1, 1}), {"link 1", "a = -1", "out of range"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({2, 2, 1, 1}), {"link 1", "self loop", "machine 2"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({0, 1, 5, 5}), {"link 1", "duplicate", "link 0"}));
+  EXPECT_TRUE(throws_invalid_argument_with(with({1, 0, 5, 5}), {"link 1", "duplicate", "link 0"}));
+  // Zero latency is allowed.
+  EXPECT_NO_THROW(Cluster(machines(3), {{0, 1, 0, 1}}));
+}
+
+TEST(Cluster, IndexChecks) {
+  Cluster c(machines(2), {{0, 1, 1, 8}});
+  EXPECT_THROW(c.send_time(0, 2, 1), std::out_of_range);
+  EXPECT_THROW(c.reachable(-1, 0), std::out_of_range);
+  EXPECT_THROW(c.without(2), std::out_of_range);
+  EXPECT_THROW(c.send_time(0, 1, -1), std::invalid_argument);
+}
+
+TEST(Cluster, WithoutShiftsIndicesAndReroutes) {
+  Cluster c(machines(4), diamond_links());
+  Cluster d = c.without(1);  // old 0, 2, 3 -> new 0, 1, 2
+  ASSERT_EQ(d.size(), 3);
+  EXPECT_EQ(d.machine(0).name, "m0");
+  EXPECT_EQ(d.machine(1).name, "m2");
+  EXPECT_EQ(d.machine(2).name, "m3");
+  ASSERT_EQ(d.links().size(), 2u);  // 0-1 and 1-3 dropped; 0-2 -> 0-1, 2-3 -> 1-2
+  EXPECT_EQ(d.links()[0].a, 0);
+  EXPECT_EQ(d.links()[0].b, 1);
+  EXPECT_EQ(d.links()[1].a, 1);
+  EXPECT_EQ(d.links()[1].b, 2);
+  EXPECT_NEAR(d.latency_s(0, 1), 0.005, kTol);
+  // Old 0-3 (30 ms via the removed relay 1) is now new 0-2 via new 1: 5 + 40 = 45 ms, 1e10 B/s.
+  EXPECT_NEAR(d.latency_s(0, 2), 0.045, kTol);
+  EXPECT_DOUBLE_EQ(d.bandwidth_Bps(0, 2), 1e10);
+  EXPECT_FALSE(d.direct(0, 2));
+  EXPECT_EQ(d.rule(), MissingLinkRule::Route);
+  // Original untouched.
+  EXPECT_EQ(c.size(), 4);
+  // Removing down to nothing is allowed.
+  Cluster one(machines(1), {});
+  EXPECT_EQ(one.without(0).size(), 0);
+}
+
+TEST(Cluster, WithoutUnderForbidKeepsRule) {
+  Cluster c(machines(4), diamond_links(), MissingLinkRule::Forbid);
+  Cluster d = c.without(3);
+  EXPECT_EQ(d.rule(), MissingLinkRule::Forbid);
+  EXPECT_FALSE(d.reachable(1, 2));
+  EXPECT_TRUE(d.reachable(0, 2));
+}
+
+TEST(Cluster, WithMachineAppendsAndRoutes) {
+  Cluster c(machines(4), diamond_links());
+  // New machine 4 linked to 3 only: 2 ms, 8 Gbps.
+  Cluster d = c.with_machine(mach("new", 40, 10), {{3, 4, 2, 8}});
+  ASSERT_EQ(d.size(), 5);
+  EXPECT_EQ(d.machine(4).name, "new");
+  EXPECT_EQ(d.links().size(), 5u);
+  EXPECT_NEAR(d.latency_s(4, 3), 0.002, kTol);
+  // 0 -> 4: 0-1-3 (30 ms, 5e8) + 3-4 (2 ms, 1e9) = 32 ms, 5e8 B/s.
+  EXPECT_NEAR(d.latency_s(0, 4), 0.032, kTol);
+  EXPECT_DOUBLE_EQ(d.bandwidth_Bps(0, 4), 5e8);
+  // 2 -> 4: via 3 directly 40 + 2 = 42 ms vs via 0,1,3: 5 + 10 + 20 + 2 = 37 ms -> 37 ms, 5e8.
+  EXPECT_NEAR(d.latency_s(2, 4), 0.037, kTol);
+  EXPECT_DOUBLE_EQ(d.bandwidth_Bps(2, 4), 5e8);
+}
+
+TEST(Cluster, WithMachineValidates) {
+  Cluster c(machines(2), {{0, 1, 1, 8}});
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x", -1, 1), {}); },
+                                           {"machine 2", "memory_gb", "-1"}));
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), {{2, 2, 1, 1}}); }, {"self loop"}));
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), {{0, 1, 1, 1}}); },
+                                           {"does not touch the new machine", "index 2"}));
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), {{0, 2, 1, 1}, {2, 0, 1, 1}}); },
+                                           {"duplicate"}));
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), {{0, 2, -1, 1}}); },
+                                           {"latency_ms", "-1"}));
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), {{0, 3, 1, 1}}); },
+                                           {"does not touch"}));
+  // A new machine without links is allowed: it is unreachable.
+  Cluster d = c.with_machine(mach("alone"), {});
+  EXPECT_FALSE(d.reachable(0, 2));
+}
+
+}  // namespace

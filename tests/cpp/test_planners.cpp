@@ -1,0 +1,493 @@
+// Planners (planners.h) on small hand-made clusters: the layer-split DP against brute
+// force, best_pipeline's choice of replicas, the paper's Systems A/B/C, the search planner
+// against every simple planner, Algorithm 1's moves and waits, and plan repair.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "plan/planners.h"
+
+namespace {
+
+using namespace hulk::plan;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Two regions of machines; every pair linked, with intra- or inter-region parameters.
+struct Net {
+  double intra_ms = 1, intra_gbps = 100, inter_ms = 50, inter_gbps = 1;
+};
+
+Cluster two_regions(const std::vector<double>& mem_a, const std::vector<double>& mem_b, Net net = {},
+                    std::vector<double> tflops = {}) {
+  std::vector<Machine> ms;
+  for (size_t k = 0; k < mem_a.size(); ++k) ms.push_back({"a" + std::to_string(k), "A", mem_a[k], 100});
+  for (size_t k = 0; k < mem_b.size(); ++k) ms.push_back({"b" + std::to_string(k), "B", mem_b[k], 100});
+  for (size_t k = 0; k < tflops.size() && k < ms.size(); ++k) ms[k].tflops = tflops[k];
+  std::vector<Link> links;
+  for (int64_t i = 0; i < static_cast<int64_t>(ms.size()); ++i)
+    for (int64_t j = i + 1; j < static_cast<int64_t>(ms.size()); ++j) {
+      const bool same = ms[static_cast<size_t>(i)].region == ms[static_cast<size_t>(j)].region;
+      links.push_back({i, j, same ? net.intra_ms : net.inter_ms, same ? net.intra_gbps : net.inter_gbps});
+    }
+  return Cluster(ms, links);
+}
+
+// A model whose state is 1.6 GB per layer (1e8 parameters x 16 bytes), activations small.
+ModelSpec model(const std::string& name, int64_t layers, double params_per_layer = 1e8, int64_t batch = 8,
+                int64_t iterations = 100) {
+  ModelSpec m;
+  m.name = name;
+  m.layers = layers;
+  m.hidden = 256;
+  m.seq_len = 64;
+  m.params = params_per_layer * static_cast<double>(layers);
+  m.flops_per_token = 6 * m.params;
+  m.activation_bytes_per_token = 1e4;
+  m.global_batch = batch;
+  m.micro_batches = 4;
+  m.iterations = iterations;
+  return m;
+}
+
+double bottleneck(const JobCost& jc) {
+  double b = 0;
+  for (const auto& rep : jc.stages)
+    for (const auto& st : rep) b = std::max(b, st.compute_s + st.send_s);
+  return b;
+}
+
+std::set<int64_t> as_set(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+// Random two-region cluster of 3..8 machines with mixed memory and speed.
+Cluster random_cluster(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> n_dist(3, 8);
+  std::uniform_real_distribution<double> mem(2.0, 12.0), fl(20.0, 200.0), inter(20.0, 200.0);
+  const int n = n_dist(rng);
+  const int na = std::max(1, n / 2);
+  std::vector<double> a, b, t;
+  for (int k = 0; k < n; ++k) {
+    (k < na ? a : b).push_back(mem(rng));
+    t.push_back(fl(rng));
+  }
+  Net net;
+  net.inter_ms = inter(rng);
+  net.inter_gbps = 0.2 + 2.0 * std::uniform_real_distribution<double>(0, 1)(rng);
+  return two_regions(a, b, net, t);
+}
+
+// ---- partition ---------------------------------------------------------------------------------
+
+TEST(PlanPartition, CoversAllLayersAndRespectsMemory) {
+  // Capacities hold 2, 1, 1, 3 layers of 1.6 GB (plus a little activation memory).
+  const Cluster c = two_regions({3.5, 2.0}, {2.0, 5.0});
+  const ModelSpec m = model("m", 6);
+  const std::vector<int64_t> chain{0, 1, 2, 3};
+  const auto bounds = partition_layers(c, m, chain, 1);
+  ASSERT_EQ(bounds.size(), 5u);
+  EXPECT_EQ(bounds.front(), 0);
+  EXPECT_EQ(bounds.back(), 6);
+  for (size_t s = 0; s + 1 < bounds.size(); ++s) EXPECT_LT(bounds[s], bounds[s + 1]);
+  const JobCost jc = pipeline_cost(c, m, {Replica{chain, bounds}});
+  EXPECT_TRUE(jc.feasible) << jc.reason;
+  for (const auto& st : jc.stages[0]) EXPECT_LE(st.memory_bytes, st.memory_capacity_bytes);
+  // Seven layers exceed the 2 + 1 + 1 + 3 that fit.
+  EXPECT_TRUE(partition_layers(c, model("m", 8), chain, 1).empty());
+  // More stages than layers cannot give every stage a layer.
+  EXPECT_TRUE(partition_layers(c, model("m", 3), chain, 1).empty());
+  EXPECT_THROW(partition_layers(c, m, chain, 0), std::invalid_argument);
+}
+
+TEST(PlanPartition, OptimalAgainstBruteForce) {
+  std::mt19937_64 rng(7);
+  int checked_feasible = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int S = 2 + trial % 3;  // 2..4 stages
+    const int64_t L = 5 + trial % 4;
+    std::uniform_real_distribution<double> mem(1.7, 8.0), fl(10.0, 300.0), bw(0.01, 10.0);
+    std::vector<Machine> ms;
+    for (int s = 0; s < S; ++s) ms.push_back({"", "R", mem(rng), fl(rng)});
+    std::vector<Link> links;
+    for (int64_t i = 0; i < S; ++i)
+      for (int64_t j = i + 1; j < S; ++j) links.push_back({i, j, 5.0, bw(rng)});
+    const Cluster c(ms, links);
+    const ModelSpec m = model("m", L, 1e8, 64);
+    std::vector<int64_t> chain(static_cast<size_t>(S));
+    for (int s = 0; s < S; ++s) chain[static_cast<size_t>(s)] = s;
+    // Every split with each stage holding a layer.
+    double best = kInf;
+    std::vector<int64_t> bounds{0};
+    std::function<void(int)> rec = [&](int s) {
+      if (s == S - 1) {
+        bounds.push_back(L);
+        const JobCost jc = pipeline_cost(c, m, {Replica{chain, bounds}});
+        if (jc.feasible) best = std::min(best, bottleneck(jc));
+        bounds.pop_back();
+        return;
+      }
+      for (int64_t b = bounds.back() + 1; b <= L - (S - 1 - s); ++b) {
+        bounds.push_back(b);
+        rec(s + 1);
+        bounds.pop_back();
+      }
+    };
+    rec(0);
+    const auto got = partition_layers(c, m, chain, 1);
+    if (best == kInf) {
+      EXPECT_TRUE(got.empty()) << "trial " << trial;
+      continue;
+    }
+    ASSERT_FALSE(got.empty()) << "trial " << trial;
+    const JobCost jc = pipeline_cost(c, m, {Replica{chain, got}});
+    ASSERT_TRUE(jc.feasible) << jc.reason;
+    EXPECT_NEAR(bottleneck(jc), best, 1e-12 * best) << "trial " << trial;
+    ++checked_feasible;
+  }
+  EXPECT_GE(checked_feasible, 10);
+}
+
+TEST(PlanPartition, ChainOrderStartsAtMostMemoryAndStaysInRegion) {
+  const Cluster c = two_regions({4, 4, 4}, {8, 4, 4});
+  const ModelSpec m = model("m", 8);
+  const auto chain = chain_order(c, m, {0, 1, 2, 3, 4, 5});
+  ASSERT_EQ(chain.size(), 6u);
+  EXPECT_EQ(chain[0], 3);  // the 8 GB machine
+  // Region B first (3, 4, 5), then region A: one slow crossing only.
+  EXPECT_EQ(as_set({chain[0], chain[1], chain[2]}), (std::set<int64_t>{3, 4, 5}));
+}
+
+TEST(PlanPartition, BestPipelineUsesReplicasWhenRegionsAreFarApart) {
+  // A small model (1e5 parameters per layer) whose activations are large: crossing the slow
+  // inter-region link with activations every micro-batch costs far more than all-reducing
+  // its tiny gradients, so data-parallel replicas beat one long pipeline.
+  Net net;
+  net.inter_ms = 100;
+  net.inter_gbps = 0.1;
+  const Cluster c = two_regions({16, 16}, {16, 16}, net);
+  ModelSpec m = model("small", 4, 1e5, 64);
+  m.hidden = 4096;
+  m.seq_len = 1024;
+  const JobPlan jp = best_pipeline(c, m, {0, 1, 2, 3});
+  ASSERT_TRUE(jp.cost.feasible) << jp.cost.reason;
+  EXPECT_GT(jp.replicas.size(), 1u);
+  // Each replica stays inside one region.
+  for (const auto& r : jp.replicas) {
+    std::set<std::string> regions;
+    for (int64_t i : r.machines) regions.insert(c.machine(i).region);
+    EXPECT_EQ(regions.size(), 1u);
+  }
+  // And it is no worse than the single pipeline over the same machines.
+  const auto chain = chain_order(c, m, {0, 1, 2, 3});
+  const JobCost one = pipeline_cost(c, m, {Replica{chain, partition_layers(c, m, chain, 1)}});
+  EXPECT_LT(jp.cost.iteration_s, one.iteration_s);
+}
+
+TEST(PlanPartition, BestPipelineReportsShortfallWhenNothingFits) {
+  const Cluster c = two_regions({2}, {2});
+  const JobPlan jp = best_pipeline(c, model("big", 4), {0, 1});
+  EXPECT_FALSE(jp.cost.feasible);
+  EXPECT_GT(jp.cost.memory_shortfall_bytes, 0);
+  EXPECT_NE(jp.cost.reason.find("no feasible pipeline"), std::string::npos) << jp.cost.reason;
+  const JobPlan none = best_pipeline(c, model("big", 4), {});
+  EXPECT_FALSE(none.cost.feasible);
+  EXPECT_FALSE(none.cost.reason.empty());
+}
+
+// ---- Systems A, B, C -----------------------------------------------------------------------------
+
+TEST(PlanSystem, AInfeasibleWhenNoMachineFitsTheWholeModel) {
+  const Cluster c = two_regions({4, 4}, {4});
+  const Plan p = plan_system_a(c, {model("m", 4)});  // 6.4 GB of state
+  ASSERT_EQ(p.jobs.size(), 1u);
+  EXPECT_FALSE(p.feasible());
+  EXPECT_FALSE(p.jobs[0].cost.feasible);
+  EXPECT_NE(p.jobs[0].cost.reason.find("System A"), std::string::npos) << p.jobs[0].cost.reason;
+  EXPECT_GT(p.jobs[0].cost.memory_shortfall_bytes, 2e9);
+  EXPECT_EQ(p.makespan_s, kInf);
+  EXPECT_TRUE(p.sequential);
+}
+
+TEST(PlanSystem, AUsesExactlyTheMachinesThatFit) {
+  const Cluster c = two_regions({8, 4}, {8, 4});
+  const Plan p = plan_system_a(c, {model("m", 4), model("n", 2)});
+  ASSERT_TRUE(p.feasible());
+  EXPECT_EQ(p.jobs[0].machines(), (std::vector<int64_t>{0, 2}));  // 6.4 GB fits 8 GB only
+  EXPECT_EQ(p.jobs[1].machines(), (std::vector<int64_t>{0, 1, 2, 3}));  // 3.2 GB fits all
+  for (const auto& r : p.jobs[0].replicas) EXPECT_EQ(r.bounds, (std::vector<int64_t>{0, 4}));
+  // Back to back.
+  EXPECT_DOUBLE_EQ(p.jobs[1].start_s, p.jobs[0].finish_s);
+  EXPECT_DOUBLE_EQ(p.makespan_s, p.jobs[1].finish_s);
+}
+
+TEST(PlanSystem, BInfeasibleWhenAStageDoesNotFit) {
+  const Cluster c = two_regions({1, 1}, {1, 1});
+  const Plan p = plan_system_b(c, {model("m", 4)});
+  EXPECT_FALSE(p.feasible());
+  ASSERT_EQ(p.jobs[0].replicas.size(), 1u);  // reported, not hidden
+  EXPECT_GT(p.jobs[0].cost.memory_shortfall_bytes, 0);
+  EXPECT_NE(p.jobs[0].cost.reason.find("System B"), std::string::npos);
+  EXPECT_EQ(p.makespan_s, kInf);
+}
+
+TEST(PlanSystem, BIdOrderEvenSplitFirstLMachines) {
+  const Cluster c = two_regions({8, 8, 8}, {8, 8, 8});
+  const Plan p = plan_system_b(c, {model("m", 4), model("n", 7)});
+  ASSERT_TRUE(p.feasible()) << p.jobs[0].cost.reason << p.jobs[1].cost.reason;
+  EXPECT_EQ(p.jobs[0].replicas[0].machines, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(p.jobs[0].replicas[0].bounds, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(p.jobs[1].replicas[0].machines, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(p.jobs[1].replicas[0].bounds, (std::vector<int64_t>{0, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(PlanSystem, CIsTensorParallelOverAllMachines) {
+  const Cluster c = two_regions({8, 4}, {8});
+  const ModelSpec m = model("m", 4);
+  const Plan p = plan_system_c(c, {m});
+  const JobCost want = tensor_parallel_cost(c, m, {0, 1, 2});
+  ASSERT_EQ(p.jobs[0].strategy, Strategy::TensorParallel);
+  EXPECT_EQ(p.jobs[0].tensor_group, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(p.jobs[0].cost.feasible, want.feasible);
+  EXPECT_DOUBLE_EQ(p.jobs[0].cost.iteration_s, want.iteration_s);
+  EXPECT_DOUBLE_EQ(p.jobs[0].cost.compute_s, want.compute_s);
+  EXPECT_DOUBLE_EQ(p.makespan_s, 100 * want.iteration_s);
+}
+
+// ---- search ----------------------------------------------------------------------------------------
+
+TEST(PlanSearch, NoWorseThanAnySimplePlanner) {
+  std::mt19937_64 rng(2024);
+  for (int trial = 0; trial < 6; ++trial) {
+    const Cluster c = random_cluster(rng);
+    std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)};
+    if (trial % 2) jobs.push_back(model("j2", 3, 1e8, 8, 30));
+    SearchOptions o;
+    o.time_limit_s = 0.3;
+    o.seed = static_cast<uint64_t>(trial);
+    const Plan s = plan_search(c, jobs, o);
+    double best = kInf;
+    for (const Plan& q : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs),
+                          plan_hulk(c, jobs, heuristic_classes(c, jobs))})
+      best = std::min(best, q.makespan_s);
+    EXPECT_LE(s.makespan_s, best * (1 + 1e-12)) << "trial " << trial;
+    if (std::isfinite(best)) {
+      EXPECT_TRUE(s.feasible()) << "trial " << trial;
+    }
+    EXPECT_GE(s.planning_s, 0);
+    EXPECT_EQ(s.planner, "search");
+  }
+}
+
+TEST(PlanSearch, RunsJobsConcurrentlyOneRegionEach) {
+  // Each job fits in one region; the inter-region link is poor. Concurrent jobs on their own
+  // regions beat running them one after another on the whole cluster.
+  Net net;
+  net.inter_ms = 150;
+  net.inter_gbps = 0.05;
+  const Cluster c = two_regions({8, 8, 8}, {8, 8, 8}, net);
+  const std::vector<ModelSpec> jobs{model("j0", 6, 1e8, 16), model("j1", 6, 1e8, 16)};
+  SearchOptions o;
+  o.time_limit_s = 0.5;
+  const Plan s = plan_search(c, jobs, o);
+  ASSERT_TRUE(s.feasible());
+  EXPECT_FALSE(s.sequential);
+  for (const auto& j : s.jobs) {
+    std::set<std::string> regions;
+    for (int64_t i : j.machines()) regions.insert(c.machine(i).region);
+    EXPECT_EQ(regions.size(), 1u);
+  }
+  EXPECT_LT(s.makespan_s, plan_system_b(c, jobs).makespan_s);
+}
+
+TEST(PlanSearch, DeterministicForASeedWithAnIterationBudget) {
+  std::mt19937_64 rng(99);
+  const Cluster c = random_cluster(rng);
+  const std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 16), model("j1", 6, 2e7, 32)};
+  SearchOptions o;
+  o.time_limit_s = 60;
+  o.max_iterations = 400;
+  o.seed = 5;
+  const Plan a = plan_search(c, jobs, o);
+  const Plan b = plan_search(c, jobs, o);
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (size_t j = 0; j < a.jobs.size(); ++j) EXPECT_EQ(a.jobs[j].machines(), b.jobs[j].machines());
+  EXPECT_EQ(a.makespan_s, b.makespan_s);
+  EXPECT_EQ(a.notes, b.notes);
+  ASSERT_FALSE(a.notes.empty());
+  EXPECT_NE(a.notes[0].find("400 local-search moves"), std::string::npos) << a.notes[0];
+}
+
+TEST(PlanSearch, AssignmentIsValidated) {
+  const Cluster c = two_regions({8}, {8});
+  EXPECT_THROW(plan_assignment(c, {model("m", 4)}, {0}), std::invalid_argument);
+  EXPECT_THROW(plan_assignment(c, {model("m", 4)}, {0, 1}), std::invalid_argument);
+  const Plan p = plan_assignment(c, {model("m", 4)}, {0, -1}, "table2");
+  EXPECT_EQ(p.planner, "table2");
+  EXPECT_EQ(p.jobs[0].machines(), (std::vector<int64_t>{0}));
+}
+
+// ---- Hulk (Algorithm 1) ------------------------------------------------------------------------
+
+TEST(PlanHulk, ShortGroupTakesClosestIdleMachine) {
+  // Job 0 needs 6.4 GB but is classified onto one 4 GB machine in region A; the idle
+  // machines are 1 (region A) and 3 (region B): it must take machine 1.
+  const Cluster c = two_regions({4, 4}, {4, 4});
+  const Plan p = plan_hulk(c, {model("m", 4)}, {0, -1, -1, -1});
+  ASSERT_TRUE(p.feasible()) << p.jobs[0].cost.reason;
+  EXPECT_EQ(p.jobs[0].machines(), (std::vector<int64_t>{0, 1}));
+  ASSERT_FALSE(p.notes.empty());
+  EXPECT_NE(p.notes[0].find("moved machine 1"), std::string::npos) << p.notes[0];
+}
+
+TEST(PlanHulk, ShortGroupTakesSurplusOfAnotherGroup) {
+  // No idle machines; job 1 (3.2 GB) holds three 4 GB machines, one of which it can spare.
+  const Cluster c = two_regions({4, 4}, {4, 4});
+  const std::vector<ModelSpec> jobs{model("big", 4), model("small", 2)};
+  const Plan p = plan_hulk(c, jobs, {0, 1, 1, 1});
+  ASSERT_TRUE(p.feasible());
+  EXPECT_EQ(p.jobs[0].machines(), (std::vector<int64_t>{0, 1}));  // machine 1 is closest to 0
+  bool moved = false;
+  for (const auto& n : p.notes) moved = moved || n.find("from job 1 (small) to job 0 (big)") != std::string::npos;
+  EXPECT_TRUE(moved);
+  EXPECT_DOUBLE_EQ(p.jobs[0].start_s, 0);
+  EXPECT_DOUBLE_EQ(p.jobs[1].start_s, 0);
+}
+
+TEST(PlanHulk, JobWaitsWhenNothingFits) {
+  // 16 GB in all; two jobs of 9.6 GB cannot run at once: the second waits for the first.
+  const Cluster c = two_regions({4, 4}, {4, 4});
+  const std::vector<ModelSpec> jobs{model("x", 6), model("y", 6)};
+  const Plan p = plan_hulk(c, jobs, heuristic_classes(c, jobs));
+  ASSERT_TRUE(p.feasible()) << p.jobs[0].cost.reason << " / " << p.jobs[1].cost.reason;
+  bool waited = false;
+  for (const auto& n : p.notes) waited = waited || n.find("waits for") != std::string::npos;
+  EXPECT_TRUE(waited);
+  const JobPlan& first = p.jobs[0].start_s == 0 ? p.jobs[0] : p.jobs[1];
+  const JobPlan& second = p.jobs[0].start_s == 0 ? p.jobs[1] : p.jobs[0];
+  EXPECT_DOUBLE_EQ(second.start_s, first.finish_s);
+  EXPECT_GT(second.start_s, 0);
+  EXPECT_DOUBLE_EQ(p.makespan_s, second.finish_s);
+}
+
+TEST(PlanHulk, HeuristicClassesHandsWholeRegionsLargestJobFirst) {
+  const Cluster c = two_regions({8, 8}, {6, 6, 6});
+  const std::vector<ModelSpec> jobs{model("small", 2), model("big", 6)};
+  const auto cls = heuristic_classes(c, jobs);
+  ASSERT_EQ(cls.size(), 5u);
+  EXPECT_EQ(cls[0], cls[1]);
+  EXPECT_EQ(cls[2], cls[3]);
+  EXPECT_EQ(cls[3], cls[4]);
+  // The big job (9.6 GB) picks first: the region with the most memory (B, 18 GB).
+  EXPECT_EQ(cls[2], 1);
+  EXPECT_EQ(cls[0], 0);
+  EXPECT_THROW(plan_hulk(c, jobs, {0, 0}), std::invalid_argument);
+  EXPECT_THROW(plan_hulk(c, jobs, {0, 0, 0, 0, 2}), std::invalid_argument);
+}
+
+// ---- repair ------------------------------------------------------------------------------------
+
+TEST(PlanRepair, WithoutKeepsOtherJobsMachines) {
+  // Region A: 0..3, region B: 4..6. Job 0 on {0, 1}, job 1 on {4, 5}; 2, 3, 6 idle.
+  const Cluster c = two_regions({4, 4, 4, 4}, {4, 4, 4});
+  const std::vector<ModelSpec> jobs{model("m", 4), model("n", 4)};
+  const Plan p = plan_assignment(c, jobs, {0, 0, -1, -1, 1, 1, -1});
+  ASSERT_TRUE(p.feasible());
+  const Repair r = repair_without(c, p, 1);
+  EXPECT_EQ(r.cluster.size(), 6);
+  ASSERT_TRUE(r.plan.feasible()) << r.plan.jobs[0].cost.reason;
+  EXPECT_EQ(r.plan.jobs[1].machines(), (std::vector<int64_t>{3, 4}));  // 4, 5 shifted down
+  // Job 0 keeps machine 0 and takes the closest idle machine (old 2 or 3: new 1 or 2).
+  const auto g0 = r.plan.jobs[0].machines();
+  EXPECT_TRUE(std::find(g0.begin(), g0.end(), 0) != g0.end());
+  ASSERT_EQ(r.moved.size(), 1u);
+  EXPECT_TRUE(r.moved[0] == 1 || r.moved[0] == 2);
+  EXPECT_TRUE(std::find(g0.begin(), g0.end(), r.moved[0]) != g0.end());
+  EXPECT_GE(r.seconds, 0);
+  EXPECT_DOUBLE_EQ(r.plan.jobs[1].cost.iteration_s, p.jobs[1].cost.iteration_s);
+  EXPECT_THROW(repair_without(c, p, 7), std::invalid_argument);
+}
+
+TEST(PlanRepair, WithoutTakesSurplusWhenNoMachineIsIdle) {
+  const Cluster c = two_regions({4, 4}, {4, 4, 4});
+  const std::vector<ModelSpec> jobs{model("m", 4), model("n", 4)};
+  const Plan p = plan_assignment(c, jobs, {0, 0, 1, 1, 1});
+  ASSERT_TRUE(p.feasible());
+  const Repair r = repair_without(c, p, 0);
+  ASSERT_TRUE(r.plan.feasible());
+  ASSERT_EQ(r.moved.size(), 1u);
+  EXPECT_EQ(r.plan.jobs[0].machines().size(), 2u);
+  EXPECT_EQ(r.plan.jobs[1].machines().size(), 2u);
+  std::vector<int64_t> both = r.plan.jobs[0].machines();
+  for (int64_t x : r.plan.jobs[1].machines()) EXPECT_TRUE(std::find(both.begin(), both.end(), x) == both.end());
+}
+
+TEST(PlanRepair, WithAssignsTheNewMachine) {
+  const Cluster c = two_regions({8, 8}, {8});
+  const std::vector<ModelSpec> jobs{model("m", 4, 1e8, 16)};
+  const Plan p = plan_assignment(c, jobs, {0, -1, -1});
+  ASSERT_TRUE(p.feasible());
+  // A fast machine next to machine 0.
+  const Machine fresh{"new", "A", 16, 400};
+  const Repair r = repair_with(c, p, fresh, {{0, 3, 1, 100}, {1, 3, 1, 100}, {2, 3, 50, 1}});
+  EXPECT_EQ(r.cluster.size(), 4);
+  EXPECT_EQ(r.moved, (std::vector<int64_t>{3}));
+  const auto g = r.plan.jobs[0].machines();
+  EXPECT_TRUE(std::find(g.begin(), g.end(), 3) != g.end());
+  EXPECT_LT(r.plan.jobs[0].cost.iteration_s, p.jobs[0].cost.iteration_s);
+  EXPECT_LT(r.plan.makespan_s, p.makespan_s);
+
+  // A machine nobody can reach (no links, pairs forbidden) stays idle.
+  const Cluster f(c.machines(), c.links(), MissingLinkRule::Forbid);
+  const Plan pf = plan_assignment(f, jobs, {0, -1, -1});
+  const Repair rf = repair_with(f, pf, fresh, {});
+  EXPECT_TRUE(rf.moved.empty());
+  EXPECT_EQ(rf.plan.jobs[0].machines(), pf.jobs[0].machines());
+}
+
+TEST(PlanRepair, RepairsEveryKindOfPlan) {
+  // Sequential baselines, a Hulk plan with a waiting job, and search: repair never throws
+  // (schedule() rejects double-booked machines), keeps the job count, and stays feasible
+  // where the cluster still has room.
+  const Cluster c = two_regions({8, 8, 8}, {8, 8});
+  const std::vector<ModelSpec> jobs{model("x", 8), model("y", 8)};  // 12.8 GB each
+  SearchOptions o;
+  o.time_limit_s = 0.1;
+  const Plan hulk = plan_hulk(c, jobs, heuristic_classes(c, jobs));
+  for (const Plan& p : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs), hulk,
+                        plan_search(c, jobs, o)}) {
+    for (int64_t failed = 0; failed < c.size(); ++failed) {
+      Repair r = repair_without(c, p, failed);
+      EXPECT_EQ(r.plan.jobs.size(), jobs.size());
+      for (const auto& j : r.plan.jobs)
+        for (int64_t x : j.machines()) EXPECT_LT(x, r.cluster.size());
+      if (p.feasible() && p.planner != "System A" && p.planner != "System C") {
+        EXPECT_TRUE(r.plan.feasible()) << p.planner << " without machine " << failed;
+      }
+      const Repair w = repair_with(c, p, Machine{"n", "B", 8, 100}, {{0, 5, 50, 1}, {3, 5, 1, 100}});
+      EXPECT_EQ(w.cluster.size(), c.size() + 1);
+    }
+  }
+}
+
+TEST(PlanSearch, ReportsAJobThatFitsNowhere) {
+  const Cluster c = two_regions({4, 4}, {4});
+  const std::vector<ModelSpec> jobs{model("ok", 2), model("huge", 20)};  // 32 GB > 12 GB
+  SearchOptions o;
+  o.time_limit_s = 0.1;
+  const Plan s = plan_search(c, jobs, o);
+  EXPECT_FALSE(s.feasible());
+  EXPECT_TRUE(s.jobs[0].cost.feasible);  // the job that fits still gets machines
+  EXPECT_FALSE(s.jobs[1].cost.feasible);
+  EXPECT_FALSE(s.jobs[1].cost.reason.empty());
+  const Plan none = plan_search(c, {}, o);
+  EXPECT_TRUE(none.jobs.empty());
+  EXPECT_EQ(none.makespan_s, 0);
+}
+
+}  // namespace
