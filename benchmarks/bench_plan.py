@@ -38,7 +38,7 @@ def rows(plans):
     best = min(base) if base else math.inf
     out = []
     for p in plans:
-        title = "Hulk (GNN trained on Table 2)" if p.planner == "hulk-gnn" else p.title
+        title = p.title
         per_job = "; ".join(
             f"{j['job']}: {j['compute_s']:.2f}+{j['comm_s']:.2f} s" if j["feasible"] else f"{j['job']}: infeasible"
             for j in p.jobs)
@@ -61,8 +61,8 @@ def main(argv=None) -> int:
     for label, jobs in (("Experiment 1: the paper's 4 jobs", models.PAPER_JOBS_4),
                         ("Experiment 2: the paper's 6 jobs", models.PAPER_JOBS_6)):
         plans = experiment(spec, list(jobs), args.time_limit, args.seed, gnn)
-        print(f"\n{label}\n" + report.comparison_table(plans))
-        sections.append((label, jobs, rows(plans)))
+        print(f"\n{label}\n" + report.comparison_table(plans) + "\n" + report.job_comparison_table(plans))
+        sections.append((label, jobs, rows(plans), report.job_comparison_table(plans)))
     cmd = "cd /tmp && python " + " ".join([str(Path(sys.argv[0]).resolve())] + (argv or sys.argv[1:]))
     text = [BEGIN, "## Planner: the paper's experiments (`benchmarks/bench_plan.py`)", "",
             f"Command: `{cmd}`", "",
@@ -75,10 +75,11 @@ def main(argv=None) -> int:
             "them concurrently on disjoint groups. 'vs best A/B/C' is the makespan reduction against the best "
             "feasible of Systems A, B and C (positive = less time). Per-job: compute + communication seconds "
             "per iteration.", ""]
-    for label, jobs, table in sections:
+    for label, jobs, table, per_job in sections:
         text += [f"### {label} ({', '.join(jobs)})", "",
                  "| planner | makespan h | vs best A/B/C | planning ms | per job (compute + comm per iteration) |",
-                 "|---|---:|---:|---:|---|", *table, ""]
+                 "|---|---:|---:|---:|---|", *table, "", "Per job, seconds per iteration:", "", "```", per_job,
+                 "```", ""]
     text.append(END)
     out = Path(args.out)
     old = out.read_text() if out.exists() else "# Benchmark results\n"

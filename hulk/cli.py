@@ -138,7 +138,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"jobs: {', '.join(jobs)}\n")
         for p in plans:
             print(report.plan_table(p) + "\n")
-        print(report.comparison_table(plans))
+        print(report.comparison_table(plans) + "\n")
+        print(report.job_comparison_table(plans))
         for p, q in repaired:
             what = []
             if args.fail is not None:

@@ -25,7 +25,8 @@ from . import _core, cluster_spec, models
 PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
 PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all machines)",
                   "c": "System C (Megatron TP, all machines)", "search": "Search",
-                  "hulk": "Hulk (Algorithm 1)", "table2": "Paper Table 2"}
+                  "hulk": "Hulk (Algorithm 1)", "table2": "Paper Table 2",
+                  "hulk-gnn": "Hulk (GNN trained on Table 2)"}
 
 
 def _core_cluster(spec: "cluster_spec.ClusterSpec"):

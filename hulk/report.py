@@ -67,6 +67,29 @@ def comparison_table(plans) -> str:
     return "\n".join(lines)
 
 
+def job_comparison_table(plans) -> str:
+    """Per job, the iteration time under every planner and the change of Search and Hulk
+    against the best of Systems A/B/C for that job (the paper's per-job comparison)."""
+    jobs = [j["job"] for j in plans[0].jobs]
+    short = {"a": "A", "b": "B", "c": "C", "search": "Search", "hulk": "Hulk", "table2": "Table2", "hulk-gnn": "HulkGNN"}
+    cols = [short.get(p.planner, p.planner) for p in plans]
+    head = f"{'job (s/iteration)':<16}" + "".join(f"{c:>10}" for c in cols) + f"{'Search vs ABC':>15}{'Hulk vs ABC':>13}"
+    lines = [head]
+    for k, name in enumerate(jobs):
+        times = {p.planner: (p.jobs[k]["iteration_s"] if p.jobs[k]["feasible"] else math.inf) for p in plans}
+        best = min((times[x] for x in ("a", "b", "c") if x in times), default=math.inf)
+        row = f"{name:<16}" + "".join(f"{_fmt_s(times[p.planner]) if math.isfinite(times[p.planner]) else 'infeas.':>10}"
+                                       for p in plans)
+        for x in ("search", "hulk"):
+            t = times.get(x, math.inf)
+            rel = f"{(1 - t / best) * 100:+.0f}%" if math.isfinite(t) and math.isfinite(best) else "-"
+            row += f"{rel:>15}" if x == "search" else f"{rel:>13}"
+        lines.append(row)
+    lines.append("(+x% = that much less time per iteration than the best of Systems A/B/C; '-' = no baseline "
+                 "can run the job)")
+    return "\n".join(lines)
+
+
 def save_figure(plans, path: str) -> None:
     """Stacked compute / communication bars per job and planner (like the paper's figures 8
     and 10) beside the cluster coloured by the first concurrent plan's assignment (figures 5-7)."""
