@@ -83,12 +83,10 @@ This module is pure Python (standard library, numpy, networkx); it does not need
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import numbers
 import os
-import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
@@ -729,82 +727,6 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
     return _build(raw_machines, raw_links, doc.get("missing_links", "route"), utilisation, notes)
 
 
-def _paper_graph_from_files(node_feature_csv, edge_txt, clean: str) -> nx.Graph:
-    """Parse the paper's two files with the rules of ``hulk.datasets.hulk47`` (see its docstring):
-    strip region names, drop self loops, keep the first of duplicate pairs; report each fix."""
-    from .datasets import DataCleaningWarning
-
-    if clean not in ("warn", "quiet", "error"):
-        raise ValueError(f"clean must be one of ('warn', 'quiet', 'error'), got {clean!r}")
-
-    def lines(p):
-        return Path(p).read_bytes().decode("utf-8-sig").splitlines()
-
-    def nonneg(value, what, where):
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"{where}: {what} must be finite and >= 0, got {value!r}")
-
-    fixes, first_defect = [], None
-    G = nx.Graph()
-    rows = list(csv.reader(lines(node_feature_csv)))
-    if not rows or [h.strip() for h in rows[0]] != ["node", "City", "Capability", "Memory"]:
-        raise ValueError(f"{node_feature_csv}: expected header 'node,City,Capability,Memory', got {rows[:1]!r}")
-    for lineno, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        try:
-            node, city, capability, memory = row
-            node, capability, memory = int(node), float(capability), float(memory)
-        except ValueError:
-            raise ValueError(f"{node_feature_csv} line {lineno}: expected 'node,City,Capability,Memory', "
-                             f"got {row!r}") from None
-        if node != G.number_of_nodes():
-            raise ValueError(f"{node_feature_csv} line {lineno}: expected node id {G.number_of_nodes()}, got {node}")
-        nonneg(capability, "Capability", f"{node_feature_csv} line {lineno}")
-        nonneg(memory, "Memory", f"{node_feature_csv} line {lineno}")
-        region = city.strip()
-        if region != city:
-            first_defect = first_defect or f"node {node} has whitespace around its region name {city!r}"
-            fixes.append(f"stripped region of node {node}: {city!r} -> {region!r}")
-        G.add_node(node, region=region, capability=capability, memory_gb=memory)
-    if G.number_of_nodes() == 0:
-        raise ValueError(f"empty cluster: {node_feature_csv} has no machines")
-    first_seen = {}
-    for lineno, line in enumerate(lines(edge_txt), start=1):
-        if not line.strip():
-            continue
-        try:
-            src, dst, weight = line.split()
-            u, v, latency = int(src), int(dst), float(weight)
-        except ValueError:
-            raise ValueError(f"{edge_txt} line {lineno}: expected 'src dst latency', got {line!r}") from None
-        for n in (u, v):
-            if n not in G:
-                raise ValueError(f"{edge_txt} line {lineno}: unknown node id {n}")
-        nonneg(latency, "latency", f"{edge_txt} line {lineno}")
-        if u == v:
-            first_defect = first_defect or f"edge.txt line {lineno} is a self loop {u}-{v}"
-            fixes.append(f"dropped self loop {u}-{v} (edge.txt line {lineno}, {_g(latency)} ms)")
-            continue
-        pair = (min(u, v), max(u, v))
-        if pair in first_seen:
-            kept, kept_line = first_seen[pair]
-            first_defect = first_defect or f"edge.txt line {lineno} repeats pair {pair[0]}-{pair[1]}"
-            fixes.append(f"dropped duplicate pair {pair[0]}-{pair[1]} (edge.txt line {lineno}, {_g(latency)} ms); "
-                         f"kept first value {_g(kept)} ms from line {kept_line}")
-            continue
-        first_seen[pair] = (latency, lineno)
-        G.add_edge(u, v, latency_ms=latency)
-    if fixes and clean == "error":
-        raise ValueError(f"{first_defect} ({len(fixes)} defects in total; "
-                         f"pass clean='warn' or clean='quiet' to apply the documented fixes)")
-    if fixes and clean == "warn":
-        warnings.warn(f"paper files: applied {len(fixes)} fixes: " + "; ".join(fixes),
-                      category=DataCleaningWarning, stacklevel=3)
-    G.graph["cleaning"] = fixes
-    return G
-
-
 def _spec_from_paper_graph(G: nx.Graph, utilisation, missing_links, source: str) -> ClusterSpec:
     H = nx.Graph()
     for v, a in G.nodes(data=True):
@@ -825,10 +747,10 @@ def from_paper_files(node_feature_csv, edge_txt, *, clean: str = "warn", utilisa
     The raw files are cleaned by the rules of :func:`hulk.datasets.hulk47` (strip region names,
     drop self loops, keep the first of duplicate pairs), controlled by ``clean`` exactly as
     there ("warn": apply and warn with ``DataCleaningWarning``; "quiet": apply; "error": raise).
-    ``hulk.datasets`` only reads its bundled files, so the same rules are applied here.
     Every fix applied is listed in ``notes``. Machines are named ``"<region>-<id>"``.
     """
-    G = _paper_graph_from_files(node_feature_csv, edge_txt, clean)
+    from .datasets import read_paper_files
+    G = read_paper_files(node_feature_csv, edge_txt, clean, stacklevel=3)
     return _spec_from_paper_graph(G, utilisation, missing_links,
                                   f"paper-format files {node_feature_csv}, {edge_txt}")
 

@@ -31,6 +31,7 @@ without the compiled extension.
 
 import csv
 import math
+from pathlib import Path
 import warnings
 from importlib.resources import files
 
@@ -50,15 +51,17 @@ _SOURCE = (
 _CLEAN_MODES = ("warn", "quiet", "error")
 
 
+_DATA = files("hulk") / "data" / "hulk47"
+
+
 class DataCleaningWarning(UserWarning):
     """A packaged dataset had defects that the loader fixed by its documented rules."""
 
 
-def _read_lines(name):
+def _read_lines(source):
     # Bytes + splitlines: the files use CRLF and edge.txt has no final newline,
-    # so do not depend on the platform's text mode.
-    raw = (files("hulk") / "data" / "hulk47" / name).read_bytes()
-    return raw.decode("utf-8-sig").splitlines()
+    # so do not depend on the platform's text mode. source: a Path or package resource.
+    return source.read_bytes().decode("utf-8-sig").splitlines()
 
 
 def _num(x):
@@ -66,10 +69,10 @@ def _num(x):
     return f"{x:g}"
 
 
-def _check_nonneg(value, what, where):
+def _check_nonneg(value, what, where, label):
     # NaN or negative values are not a known defect with a documented fix: refuse.
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"hulk47: {where}: {what} must be finite and >= 0, got {value!r}")
+        raise ValueError(f"{label}: {where}: {what} must be finite and >= 0, got {value!r}")
 
 
 def hulk47(clean: str = "warn") -> nx.Graph:
@@ -110,16 +113,32 @@ def hulk47(clean: str = "warn") -> nx.Graph:
     DataCleaningWarning
         With ``clean="warn"`` when any fix was applied.
     """
+    return read_paper_files(_DATA / "node_feature.csv", _DATA / "edge.txt", clean, label="hulk47", stacklevel=3,
+                            _source=_SOURCE)
+
+
+def read_paper_files(node_feature_csv, edge_txt, clean: str = "warn", label: str | None = None,
+                     stacklevel: int = 2, _source: str | None = None) -> nx.Graph:
+    """Read a cluster in the Hulk paper's format with the cleaning rules of :func:`hulk47`.
+
+    ``node_feature.csv``: header ``node,City,Capability,Memory``, ids 0..N-1 in order;
+    ``edge.txt``: ``src dst latency_ms`` per line, undirected. Paths or package resources.
+    ``clean`` as in :func:`hulk47`; ``label`` prefixes messages and names the graph.
+    """
+    label = label or str(node_feature_csv)
+    source = _source or f"paper-format files {node_feature_csv}, {edge_txt}"
     if clean not in _CLEAN_MODES:
         raise ValueError(f"clean must be one of {_CLEAN_MODES}, got {clean!r}")
+    node_feature_csv, edge_txt = Path(node_feature_csv) if isinstance(node_feature_csv, str) else node_feature_csv, \
+        Path(edge_txt) if isinstance(edge_txt, str) else edge_txt
 
     # Defects found, in file order, as (what is wrong, what was done about it).
     defects = []
-    G = nx.Graph(name="hulk47", source=_SOURCE)
+    G = nx.Graph(name=label, source=source)
 
-    rows = list(csv.reader(_read_lines("node_feature.csv")))
+    rows = list(csv.reader(_read_lines(node_feature_csv)))
     if not rows or [h.strip() for h in rows[0]] != ["node", "City", "Capability", "Memory"]:
-        raise ValueError(f"hulk47: unexpected header in node_feature.csv: {rows[:1]!r}")
+        raise ValueError(f"{label}: unexpected header in node_feature.csv: {rows[:1]!r}")
     stripped = []
     for lineno, row in enumerate(rows[1:], start=2):
         if not row:
@@ -128,33 +147,35 @@ def hulk47(clean: str = "warn") -> nx.Graph:
             node, city, capability, memory = row
             node, capability, memory = int(node), float(capability), float(memory)
         except ValueError:
-            raise ValueError(f"hulk47: node_feature.csv line {lineno}: expected 'node,City,Capability,Memory', "
+            raise ValueError(f"{label}: node_feature.csv line {lineno}: expected 'node,City,Capability,Memory', "
                              f"got {row!r}") from None
         if node != G.number_of_nodes():
-            raise ValueError(f"hulk47: node_feature.csv line {lineno}: expected node id {G.number_of_nodes()}, got {node}")
+            raise ValueError(f"{label}: node_feature.csv line {lineno}: expected node id {G.number_of_nodes()}, got {node}")
         region = city.strip()
         if region != city:
             stripped.append(node)
             defects.append((f"node {node} has whitespace around its region name {city!r}",
                             f"stripped region of node {node}: {city!r} -> {region!r}"))
-        _check_nonneg(capability, "Capability", f"node_feature.csv line {lineno}")
-        _check_nonneg(memory, "Memory", f"node_feature.csv line {lineno}")
+        _check_nonneg(capability, "Capability", f"node_feature.csv line {lineno}", label)
+        _check_nonneg(memory, "Memory", f"node_feature.csv line {lineno}", label)
         G.add_node(node, region=region, capability=capability, memory_gb=memory)
+    if G.number_of_nodes() == 0:
+        raise ValueError(f"{label}: empty cluster: node_feature.csv has no machines")
 
     self_loops, duplicates = [], []
     first_seen = {}  # undirected pair -> (latency, line) of its first occurrence
-    for lineno, line in enumerate(_read_lines("edge.txt"), start=1):
+    for lineno, line in enumerate(_read_lines(edge_txt), start=1):
         if not line.strip():
             continue
         try:
             src, dst, weight = line.split()
             u, v, latency = int(src), int(dst), float(weight)
         except ValueError:
-            raise ValueError(f"hulk47: edge.txt line {lineno}: expected 'src dst latency', got {line!r}") from None
+            raise ValueError(f"{label}: edge.txt line {lineno}: expected 'src dst latency', got {line!r}") from None
         for n in (u, v):
             if n not in G:
-                raise ValueError(f"hulk47: edge.txt line {lineno}: unknown node id {n}")
-        _check_nonneg(latency, "latency", f"edge.txt line {lineno}")
+                raise ValueError(f"{label}: edge.txt line {lineno}: unknown node id {n}")
+        _check_nonneg(latency, "latency", f"edge.txt line {lineno}", label)
         if u == v:
             self_loops.append(u)
             defects.append((f"edge.txt line {lineno} is a self loop {u}-{v} ({_num(latency)} ms)",
@@ -181,7 +202,7 @@ def hulk47(clean: str = "warn") -> nx.Graph:
         G.add_edge(u, v, latency_ms=latency)
 
     if defects and clean == "error":
-        raise ValueError(f"hulk47: {defects[0][0]} ({len(defects)} defects in total; "
+        raise ValueError(f"{label}: {defects[0][0]} ({len(defects)} defects in total; "
                          f"pass clean='warn' or clean='quiet' to apply the documented fixes)")
     G.graph["cleaning"] = [fix for _, fix in defects]
 
@@ -195,7 +216,7 @@ def hulk47(clean: str = "warn") -> nx.Graph:
         if stripped:
             parts.append(f"stripped whitespace in {len(stripped)} region names "
                          f"(nodes {', '.join(map(str, stripped))})")
-        warnings.warn("hulk47: " + "; ".join(parts), category=DataCleaningWarning, stacklevel=2)
+        warnings.warn(f"{label}: " + "; ".join(parts), category=DataCleaningWarning, stacklevel=stacklevel)
     return G
 
 
