@@ -19,6 +19,7 @@ import math
 from typing import Iterable, Sequence
 
 import networkx as nx
+import numpy as np
 
 from . import _core, cluster_spec, models
 
@@ -126,10 +127,10 @@ class Plan:
         return out
 
     def to_dict(self) -> dict:
+        """A JSON-ready view: infinite or NaN times (infeasible jobs, unreachable pairs) become None."""
         d = dict(planner=self.planner, title=self.title, feasible=self.feasible, sequential=self.sequential,
-                 makespan_s=_finite_or_none(self.makespan_s), planning_s=self.planning_s, notes=self.notes,
-                 jobs=[{k: (_finite_or_none(v) if isinstance(v, float) else v) for k, v in j.items()}
-                       for j in self.jobs])
+                 makespan_s=self.makespan_s, planning_s=self.planning_s, notes=self.notes, jobs=self.jobs)
+        d = _json_ready(d)
         if self.repair_s is not None:
             d.update(moved=self.moved, repair_s=self.repair_s)
         return d
@@ -139,8 +140,14 @@ class Plan:
         return f"hulk.Plan({self.title}: {len(self.jobs)} jobs, {state})"
 
 
-def _finite_or_none(x):
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+def _json_ready(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_ready(v) for v in x]
+    return x
 
 
 def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
@@ -158,6 +165,11 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     """
     if planner not in PLANNERS:
         raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
+    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float)) or \
+            not (math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise ValueError(f"time_limit_s must be a positive finite number of seconds, got {time_limit_s!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     spec = as_cluster_spec(cluster)
     job_specs = as_model_specs(jobs)
     core_cluster = _core_cluster(spec)
@@ -169,8 +181,6 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     elif planner == "c":
         p = _core.plan_system_c(core_cluster, core_jobs)
     elif planner == "search":
-        if not (isinstance(time_limit_s, (int, float)) and time_limit_s > 0):
-            raise ValueError(f"time_limit_s must be a positive number, got {time_limit_s!r}")
         p = _core.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed))
     elif planner == "table2":
         p = _core.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
@@ -195,10 +205,11 @@ def _table2_assignment(spec, job_specs) -> list[int]:
 def _hulk_classes(spec, core_cluster, core_jobs, model, classes) -> list[int]:
     n = len(spec.machines)
     if classes is not None:
-        classes = [int(c) for c in classes]
-        if len(classes) != n or any(c < -1 or c >= len(core_jobs) for c in classes):
-            raise ValueError(f"classes: expected {n} job indices in [-1, {len(core_jobs)})")
-        return classes
+        classes = list(classes)
+        if len(classes) != n or any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or
+                                    not -1 <= c < len(core_jobs) for c in classes):
+            raise ValueError(f"classes: expected {n} integer job indices in [-1, {len(core_jobs)})")
+        return [int(c) for c in classes]
     if model is None:
         return list(_core.heuristic_classes(core_cluster, core_jobs))
     from .graph import Graph

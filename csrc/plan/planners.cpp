@@ -995,6 +995,24 @@ std::vector<int64_t> sorted_machines(const JobPlan& jp) {
   return g;
 }
 
+// Machines (new indices) whose set of jobs differs between the plans: taken, given away or
+// dropped to idle. old_to_new maps an old index to its new one (-1: the machine is gone).
+template <class Map>
+std::vector<int64_t> changed_machines(const Plan& before, const Plan& after, int64_t new_size, Map old_to_new) {
+  std::vector<std::vector<size_t>> was(static_cast<size_t>(new_size)), is(static_cast<size_t>(new_size));
+  for (size_t j = 0; j < before.jobs.size(); ++j)
+    for (int64_t x : sorted_machines(before.jobs[j])) {
+      const int64_t y = old_to_new(x);
+      if (y >= 0) was[static_cast<size_t>(y)].push_back(j);
+    }
+  for (size_t j = 0; j < after.jobs.size(); ++j)
+    for (int64_t x : sorted_machines(after.jobs[j])) is[static_cast<size_t>(x)].push_back(j);
+  std::vector<int64_t> out;
+  for (int64_t y = 0; y < new_size; ++y)
+    if (was[static_cast<size_t>(y)] != is[static_cast<size_t>(y)]) out.push_back(y);
+  return out;
+}
+
 }  // namespace
 
 Repair repair_without(const Cluster& c, const Plan& p, int64_t failed) {
@@ -1068,15 +1086,13 @@ Repair repair_without(const Cluster& c, const Plan& p, int64_t failed) {
       np.notes.push_back("moved " + machine_label(nc, pick) + " from " +
                          (donor < 0 ? std::string("idle") : "job " + std::to_string(donor)) + " to job " +
                          std::to_string(j));
-      r.moved.push_back(pick);
       g.insert(std::upper_bound(g.begin(), g.end(), pick), pick);
       jp = replan(nc, p.jobs[j], g);
     }
     if (!jp.cost.feasible) np.notes.push_back("job " + std::to_string(j) + " cannot be repaired: " + jp.cost.reason);
     np.jobs[j] = std::move(jp);
   }
-  std::sort(r.moved.begin(), r.moved.end());
-  r.moved.erase(std::unique(r.moved.begin(), r.moved.end()), r.moved.end());
+  r.moved = changed_machines(p, np, nc.size(), [&](int64_t x) { return x == failed ? int64_t{-1} : shift(x); });
   np.schedule(waits);
   r.seconds = seconds_since(t0);
   np.planning_s = r.seconds;
@@ -1120,7 +1136,7 @@ Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std:
     np.notes.push_back(label + " joined job " + std::to_string(j));
   }
   if (takers.empty()) np.notes.push_back(label + " joined and stays idle (no job gets faster with it)");
-  else r.moved.push_back(x);
+  r.moved = changed_machines(p, np, nc.size(), [](int64_t old) { return old; });
   np.schedule(waits);
   r.seconds = seconds_since(t0);
   np.planning_s = r.seconds;

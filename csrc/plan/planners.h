@@ -65,7 +65,7 @@ std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<Model
 struct Repair {
   Plan plan;
   Cluster cluster;                 // the cluster after the change
-  std::vector<int64_t> moved;      // machines (new indices) whose job changed
+  std::vector<int64_t> moved;      // machines (new indices) whose job changed, dropped-to-idle included
   double seconds = 0;              // wall time of the repair
 };
 // Machine `failed` leaves: its job is re-planned on its remaining machines, taking the

@@ -1,0 +1,670 @@
+"""The planner (hulk.planner.plan, Plan, repairs), its reports and the ``hulk plan`` command.
+
+Checks are invariants of the documented semantics (csrc/plan/cost.h, planners.h, hulk/planner.py),
+so they hold for any seed and any time limit of the search: machines in range and disjoint across
+concurrent jobs, layer bounds 0..L strictly increasing and equal across replicas, every stage within
+its machine's memory, iteration = compute + communication, makespan = max finish (concurrent) or
+sum (sequential), inf / None when a job cannot run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import networkx as nx
+import pytest
+
+import hulk
+from hulk import cli, cluster_spec, models, planner, report
+
+PAPER4 = list(models.PAPER_JOBS_4)
+SEQUENTIAL = ("a", "b", "c")
+CONCURRENT = ("search", "hulk", "table2")
+TIME_LIMIT = 0.2
+REL = 1e-9
+
+
+def _strict_json(text):
+    """json.loads refusing NaN / Infinity (not RFC 8259 JSON)."""
+    def refuse(token):
+        raise ValueError(f"not valid JSON: {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def _assignment(p, n):
+    """Job index per machine from plan.jobs[*]['machines'] (-1 = used by no job)."""
+    out = [-1] * n
+    for k, j in enumerate(p.jobs):
+        for m in j["machines"]:
+            out[m] = k
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# fixtures: every plan computed once
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def spec47():
+    return cluster_spec.hulk47_spec()
+
+
+@pytest.fixture(scope="module")
+def plans4(spec47):
+    """planner name -> Plan of the paper's 4 jobs on the bundled cluster."""
+    return {name: planner.plan(spec47, PAPER4, name, time_limit_s=TIME_LIMIT, seed=0) for name in planner.PLANNERS}
+
+
+@pytest.fixture(scope="module")
+def plans3(spec47):
+    """The paper's jobs without OPT-175B, on which every baseline is feasible."""
+    jobs = ["T5-11B", "GPT-2 1.5B", "BERT-large"]
+    return {name: planner.plan(spec47, jobs, name, time_limit_s=TIME_LIMIT, seed=0)
+            for name in ("a", "b", "c", "search", "hulk")}
+
+
+def _small_graph(missing_links=None):
+    """6 machines in 2 regions, fully linked: 2 ms inside a region, 40 ms across."""
+    G = nx.Graph() if missing_links is None else nx.Graph(missing_links=missing_links)
+    for i in range(6):
+        G.add_node(i, region="east" if i < 3 else "west", memory_gb=80.0 if i % 2 == 0 else 48.0,
+                   capability=8.0 if i % 2 == 0 else 8.6)
+    for i in range(6):
+        for j in range(i + 1, 6):
+            G.add_edge(i, j, latency_ms=2.0 if (i < 3) == (j < 3) else 40.0)
+    return G
+
+
+def _check_plan(p, spec, job_names):
+    """Every documented invariant of a costed plan."""
+    n = len(spec.machines)
+    assert isinstance(p, planner.Plan)
+    assert [j["job"] for j in p.jobs] == list(job_names)
+    for j in p.jobs:
+        assert all(isinstance(m, int) and 0 <= m < n for m in j["machines"]), (j["job"], j["machines"])
+        assert len(set(j["machines"])) == len(j["machines"])
+        if j["feasible"]:
+            assert j["reason"] == ""
+            assert j["machines"], j["job"]
+            assert j["iteration_s"] == pytest.approx(j["compute_s"] + j["comm_s"], rel=REL)
+            assert math.isfinite(j["iteration_s"]) and j["iteration_s"] > 0
+            assert j["finish_s"] == pytest.approx(j["start_s"] + j["iterations"] * j["iteration_s"], rel=REL)
+        else:
+            assert isinstance(j["reason"], str) and j["reason"].strip(), j["job"]
+            assert not math.isfinite(j["finish_s"])
+        if j["strategy"] == "pipeline" and j["feasible"]:
+            L = models.get(j["job"]).layers if j["job"] in models.catalogue() else None
+            reps = j["replicas"]
+            assert reps and len(j["stages"]) == len(reps)
+            used = []
+            for (machines, bounds), stages in zip(reps, j["stages"]):
+                assert len(bounds) == len(machines) + 1
+                assert bounds[0] == 0
+                if L is not None:
+                    assert bounds[-1] == L
+                assert all(b2 > b1 for b1, b2 in zip(bounds, bounds[1:])), bounds
+                assert bounds == reps[0][1], "replicas must share one layer split"
+                assert len(stages) == len(machines)
+                for s, st in enumerate(stages):
+                    assert st["machine"] == machines[s]
+                    assert tuple(st["layers"]) == (bounds[s], bounds[s + 1])
+                    assert st["memory_gb"] <= st["capacity_gb"] * (1 + 1e-12), (j["job"], st)
+                    assert st["capacity_gb"] == pytest.approx(spec.machines[st["machine"]]["memory_gb"])
+                used += machines
+            assert sorted(used) == sorted(j["machines"])
+        if j["strategy"] == "tensor_parallel":
+            assert sorted(j["tensor_group"]) == sorted(j["machines"])
+    if p.sequential:
+        prev = 0.0
+        for j in p.jobs:
+            if math.isfinite(prev):
+                assert j["start_s"] == pytest.approx(prev, rel=REL)
+            prev = j["finish_s"]
+        if p.feasible:
+            total = sum(j["iterations"] * j["iteration_s"] for j in p.jobs)
+            assert p.makespan_s == pytest.approx(total, rel=1e-9)
+    else:
+        owner = {}
+        for k, j in enumerate(p.jobs):
+            for m in j["machines"]:
+                assert m not in owner, f"machine {m} in jobs {owner[m]} and {k}"
+                owner[m] = k
+        if p.feasible:
+            assert p.makespan_s == pytest.approx(max(j["finish_s"] for j in p.jobs), rel=REL)
+            assert all(j["start_s"] >= 0 for j in p.jobs)
+    assert p.feasible == all(j["feasible"] for j in p.jobs)
+    if p.feasible:
+        assert math.isfinite(p.makespan_s) and p.makespan_s > 0
+    else:
+        assert p.makespan_s == math.inf
+        assert p.to_dict()["makespan_s"] is None
+        assert p.notes, "an infeasible plan says why in its notes"
+    assert p.planning_s >= 0
+    _strict_json(json.dumps(p.to_dict(), allow_nan=False))
+
+
+# --------------------------------------------------------------------------------------------
+# plans on the bundled cluster
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", planner.PLANNERS)
+def test_plan_invariants_paper4(plans4, spec47, name):
+    p = plans4[name]
+    assert p.planner == name and p.title == planner.PLANNER_TITLES[name]
+    assert p.sequential == (name in SEQUENTIAL)
+    assert len(p.cluster.machines) == 47
+    _check_plan(p, spec47, PAPER4)
+
+
+@pytest.mark.parametrize("name", ["a", "b", "c", "search", "hulk"])
+def test_plan_invariants_without_opt(plans3, spec47, name):
+    p = plans3[name]
+    assert p.feasible, p.notes
+    _check_plan(p, spec47, ["T5-11B", "GPT-2 1.5B", "BERT-large"])
+
+
+def test_concurrent_planners_feasible_on_paper4(plans4):
+    assert plans4["search"].feasible, plans4["search"].notes
+    assert plans4["hulk"].feasible, plans4["hulk"].notes
+
+
+def test_search_not_worse_than_hulk_and_baselines(plans4, plans3):
+    for plans in (plans4, plans3):
+        s = plans["search"]
+        assert s.feasible
+        assert s.makespan_s <= plans["hulk"].makespan_s
+        base = [plans[x].makespan_s for x in SEQUENTIAL if plans[x].feasible]
+        if base:
+            assert s.makespan_s <= min(base)
+    # not a vacuous comparison: without OPT-175B every baseline runs
+    assert all(plans3[x].feasible for x in SEQUENTIAL)
+
+
+def test_sequential_makespan_is_sum_and_concurrent_is_max(plans3):
+    for x in SEQUENTIAL:
+        p = plans3[x]
+        assert p.makespan_s == pytest.approx(sum(j["iterations"] * j["iteration_s"] for j in p.jobs), rel=1e-9)
+        assert p.jobs[0]["start_s"] == 0
+        assert p.jobs[-1]["finish_s"] == pytest.approx(p.makespan_s, rel=1e-9)
+    for x in ("search", "hulk"):
+        p = plans3[x]
+        assert p.makespan_s == pytest.approx(max(j["finish_s"] for j in p.jobs), rel=1e-9)
+        assert p.makespan_s < sum(j["iterations"] * j["iteration_s"] for j in p.jobs)
+
+
+def test_opt175b_infeasible_under_system_a_with_reason(plans4):
+    p = plans4["a"]
+    opt = p.jobs[0]
+    assert opt["job"] == "OPT-175B"
+    assert opt["feasible"] is False
+    assert "no machine fits the whole model" in opt["reason"]
+    assert not p.feasible and p.makespan_s == math.inf
+    assert any("OPT-175B" in n and "infeasible" in n for n in p.notes)
+    # the other jobs are still planned, not hidden
+    assert all(j["feasible"] for j in p.jobs[1:])
+    d = p.to_dict()
+    assert d["makespan_s"] is None and d["feasible"] is False
+    assert d["jobs"][0]["reason"] == opt["reason"]
+    table = report.plan_table(p)
+    assert "infeasible" in table and "no machine fits the whole model" in table
+
+
+def test_infeasible_job_finish_is_none_in_dict(plans4):
+    d = plans4["table2"].to_dict()
+    for j, raw in zip(d["jobs"], plans4["table2"].jobs):
+        if not raw["feasible"]:
+            assert j["finish_s"] is None
+
+
+def test_hulk_plan_is_deterministic(spec47, plans4):
+    again = planner.plan(spec47, PAPER4, "hulk")
+    assert [j["machines"] for j in again.jobs] == [j["machines"] for j in plans4["hulk"].jobs]
+    assert again.makespan_s == plans4["hulk"].makespan_s
+
+
+def test_hulk_with_explicit_classes(spec47):
+    classes = [k % 4 for k in range(47)]
+    p = planner.plan(spec47, PAPER4, "hulk", classes=classes)
+    _check_plan(p, spec47, PAPER4)
+
+
+def test_assignment_marks_idle(plans4):
+    p = plans4["search"]
+    a = p.assignment()
+    assert len(a) == 47
+    for k, j in enumerate(p.jobs):
+        assert all(a[m] == k for m in j["machines"])
+    used = {m for j in p.jobs for m in j["machines"]}
+    assert all(a[m] == -1 for m in range(47) if m not in used)
+
+
+# --------------------------------------------------------------------------------------------
+# repairs
+# --------------------------------------------------------------------------------------------
+
+def test_without_smallest_hulk_job(plans4, spec47):
+    p = plans4["hulk"]
+    sizes = [len(j["machines"]) for j in p.jobs]
+    k = sizes.index(min(sizes))
+    m = p.jobs[k]["machines"][0]
+    q = p.without(m)
+    assert isinstance(q, planner.Plan) and q.planner == "hulk"
+    assert len(q.cluster.machines) == 46 and len(spec47.machines) == 47
+    assert q.feasible, q.notes
+    assert isinstance(q.repair_s, float) and q.repair_s >= 0
+    assert isinstance(q.moved, list) and all(0 <= x < 46 for x in q.moved)
+    _check_plan(q, q.cluster, PAPER4)
+    shift = lambda x: x - 1 if x > m else x  # noqa: E731
+    for old, new in zip(p.jobs, q.jobs):
+        if m not in old["machines"]:
+            assert new["machines"] == [shift(x) for x in old["machines"]], old["job"]
+    assert len(q.jobs[k]["machines"]) <= len(p.jobs[k]["machines"]) - 1 + len(q.moved)
+    d = q.to_dict()
+    assert d["moved"] == q.moved and d["repair_s"] == q.repair_s
+    _strict_json(json.dumps(d, allow_nan=False))
+    assert "repair_s" not in p.to_dict()
+    # the original plan is untouched
+    assert len(p.cluster.machines) == 47 and p.repair_s is None
+
+
+@pytest.mark.parametrize("name", ["hulk", "table2"])  # deterministic planners
+def test_without_moved_matches_assignment_change_bundled(plans4, name):
+    p = plans4[name]
+    for m in (0, 30, 46):
+        q = p.without(m)
+        old = _assignment(p, 47)
+        del old[m]
+        new = _assignment(q, 46)
+        changed = [i for i in range(46) if old[i] != new[i]]
+        assert sorted(q.moved) == changed, (m, q.moved, changed)
+
+
+def test_with_machine_hulk(plans4):
+    p = plans4["hulk"]
+    machine = {"region": "Beijing", "memory_gb": 640, "capability": 8.0}
+    links = [{"to": 0, "latency_ms": 1.0}, {"to": 1, "latency_ms": 2.0}, {"to": 20, "latency_ms": 50.0}]
+    q = p.with_machine(machine, links=links)
+    assert len(q.cluster.machines) == 48
+    new = q.cluster.machines[47]
+    assert new["region"] == "Beijing" and new["memory_gb"] == 640 and new["capability"] == 8.0
+    assert q.repair_s is not None and q.repair_s >= 0
+    _check_plan(q, q.cluster, PAPER4)
+    users = [k for k, j in enumerate(q.jobs) if 47 in j["machines"]]
+    assert len(users) <= 1
+    if users:
+        assert 47 in q.moved
+    else:
+        assert 47 not in q.moved
+    assert q.feasible
+    assert q.makespan_s <= p.makespan_s * (1 + 1e-12)
+    for old, nj in zip(p.jobs, q.jobs):
+        if 47 not in nj["machines"]:
+            assert nj["machines"] == old["machines"]
+
+
+def test_with_machine_that_helps_nobody_stays_idle(plans4):
+    p = plans4["hulk"]
+    q = p.with_machine({"region": "Nowhere", "memory_gb": 8, "capability": 6.1}, [{"to": 0, "latency_ms": 900.0}])
+    assert len(q.cluster.machines) == 48
+    assert all(47 not in j["machines"] for j in q.jobs)
+    assert q.moved == []
+    assert [j["machines"] for j in q.jobs] == [j["machines"] for j in p.jobs]
+    assert any("idle" in n for n in q.notes)
+
+
+def test_with_machine_bad_link_is_an_error(plans4):
+    p = plans4["hulk"]
+    with pytest.raises(ValueError, match="99"):
+        p.with_machine({"region": "X", "memory_gb": 80, "capability": 8.0}, [{"to": 99, "latency_ms": 1.0}])
+    with pytest.raises(ValueError, match="latency_ms"):
+        p.with_machine({"region": "X", "memory_gb": 80, "capability": 8.0}, [{"to": 0, "latency_ms": -1.0}])
+
+
+def test_without_moved_lists_machines_a_repair_drops():
+    """BUG: repair_without drops machines to idle without listing them in ``moved``.
+
+    BERT-large alone on the 6-machine cluster: Hulk plans 2 replicas [0,1,2] and [3,4,5]. After
+    machine 3 fails the repaired plan uses only [0,1,2]; old machines 4 and 5 (new 3 and 4) left
+    the job for idle, yet ``moved`` is [] and the notes only say "machine 3 failed". ``moved`` is
+    documented as the machines whose job changed (Plan.without docstring, planners.h Repair)."""
+    p = planner.plan(_small_graph(), ["BERT-large"], "hulk")
+    assert sorted(p.jobs[0]["machines"]) == [0, 1, 2, 3, 4, 5]
+    q = p.without(3)
+    old = _assignment(p, 6)
+    del old[3]
+    new = _assignment(q, 5)
+    changed = [i for i in range(5) if old[i] != new[i]]
+    assert sorted(q.moved) == changed, f"moved {q.moved}, but machines {changed} changed job ({q.notes})"
+
+
+def test_with_machine_moved_lists_machines_a_repair_drops():
+    """BUG: repair_with drops machines to idle without listing them in ``moved``.
+
+    BERT-large alone on the 6-machine cluster (2 replicas over all 6 machines). A new A100 machine
+    linked to machine 0 joins; the new plan uses [0, 1, 2, 6]: machines 3, 4, 5 became idle, yet
+    ``moved`` is [6] and the notes say only "machine 6 joined job 0"."""
+    p = planner.plan(_small_graph(), ["BERT-large"], "hulk")
+    q = p.with_machine({"region": "east", "memory_gb": 80, "capability": 8.0}, [{"to": 0, "latency_ms": 0.5}])
+    old = _assignment(p, 6) + [-1]
+    new = _assignment(q, 7)
+    changed = [i for i in range(7) if old[i] != new[i]]
+    assert sorted(q.moved) == changed, f"moved {q.moved}, but machines {changed} changed job ({q.notes})"
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------------------------
+
+def test_unknown_planner(spec47):
+    with pytest.raises(ValueError, match="zzz"):
+        planner.plan(spec47, PAPER4, "zzz")
+
+
+def test_unknown_job_lists_known_names(spec47):
+    with pytest.raises(ValueError) as e:
+        planner.plan(spec47, ["nope"], "hulk")
+    msg = str(e.value)
+    assert "nope" in msg
+    for name in models.catalogue():
+        assert name in msg
+
+
+@pytest.mark.parametrize("jobs", [["BERT-large", "BERT-large"], ["BERT-large", "bert large"]])
+def test_duplicate_jobs(spec47, jobs):
+    with pytest.raises(ValueError, match="once"):
+        planner.plan(spec47, jobs, "hulk")
+
+
+def test_no_jobs(spec47):
+    with pytest.raises(ValueError):
+        planner.plan(spec47, [], "hulk")
+
+
+def test_job_of_wrong_type(spec47):
+    with pytest.raises(TypeError):
+        planner.plan(spec47, [3], "hulk")
+
+
+@pytest.mark.parametrize("t", [0, -1, -0.5, float("nan"), "1", None])
+def test_bad_time_limit(spec47, t):
+    with pytest.raises(ValueError, match="time_limit_s"):
+        planner.plan(spec47, ["BERT-large"], "search", time_limit_s=t)
+
+
+def test_infinite_time_limit_is_rejected_not_a_hang(tmp_path):
+    """BUG: time_limit_s=inf passes the ``> 0`` check and the search never stops (so does
+    ``hulk plan --time-limit inf``). Run in a child process so that the hang cannot stall the suite."""
+    code = ("from hulk import planner, cluster_spec\n"
+            "try:\n"
+            "    planner.plan(cluster_spec.hulk47_spec(), ['BERT-large'], 'search', time_limit_s=float('inf'))\n"
+            "    print('RETURNED')\n"
+            "except ValueError as e:\n"
+            "    print('VALUEERROR', e)\n")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=8)
+    except subprocess.TimeoutExpired:
+        pytest.fail("plan(..., 'search', time_limit_s=inf) did not return within 8 s (search runs forever)")
+    assert "VALUEERROR" in r.stdout and "time_limit_s" in r.stdout, r.stdout + r.stderr
+
+
+def test_negative_seed_is_a_clean_error_or_works(spec47):
+    """BUG: seed=-1 reaches the binding (uint64) and raises pybind11's 'incompatible function
+    arguments' TypeError; ``hulk plan --seed -1`` dies with a traceback."""
+    try:
+        p = planner.plan(spec47, ["BERT-large"], "search", time_limit_s=0.05, seed=-1)
+    except ValueError as e:
+        assert "seed" in str(e)
+    else:
+        assert p.feasible
+
+
+def test_cli_negative_seed_no_traceback(capsys):
+    rc = cli.main(["plan", "--planner", "search", "--jobs", "BERT-large", "--time-limit", "0.05", "--seed", "-1"])
+    assert rc in (0, 2)
+    if rc == 2:
+        assert "seed" in capsys.readouterr().err
+
+
+def test_table2_needs_the_47_server_cluster(spec47):
+    with pytest.raises(ValueError, match="47"):
+        planner.plan(spec47.without(0), PAPER4, "table2")
+    with pytest.raises(ValueError, match="table2"):
+        planner.plan(_small_graph(), ["BERT-large"], "table2")
+    with pytest.raises(ValueError, match="missing"):
+        planner.plan(spec47, ["BERT-large"], "table2")
+
+
+@pytest.mark.parametrize("bad", [42, [1, 2], None, 3.5])
+def test_cluster_of_wrong_type(bad):
+    with pytest.raises(TypeError, match="cluster"):
+        planner.plan(bad, PAPER4, "hulk")
+
+
+@pytest.mark.parametrize("m", [-1, 47, 100, 1.0, True, None, "3"])
+def test_without_bad_index(plans4, m):
+    with pytest.raises(ValueError, match="47"):
+        plans4["hulk"].without(m)
+
+
+@pytest.mark.parametrize("classes", [[0] * 46, [0] * 48, [5] * 47, [-2] + [0] * 46, []])
+def test_classes_bad(spec47, classes):
+    with pytest.raises(ValueError, match="classes"):
+        planner.plan(spec47, PAPER4, "hulk", classes=classes)
+
+
+def test_fractional_classes_are_rejected(spec47):
+    """BUG (minor): classes are passed through int(), so 0.5 silently becomes job 0 and 1.9 job 1
+    instead of raising, unlike every other input check of the package."""
+    with pytest.raises(ValueError, match="classes"):
+        planner.plan(spec47, PAPER4, "hulk", classes=[0.5] * 47)
+
+
+# --------------------------------------------------------------------------------------------
+# custom clusters and models
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["a", "b", "c", "search", "hulk"])
+def test_networkx_cluster(name):
+    G = _small_graph()
+    p = planner.plan(G, ["BERT-large"], name, time_limit_s=TIME_LIMIT)
+    spec = cluster_spec.from_networkx(G)
+    assert len(p.cluster.machines) == 6
+    assert p.feasible, p.notes
+    _check_plan(p, spec, ["BERT-large"])
+
+
+def test_custom_model_spec_as_job():
+    tiny = models.from_dict(dict(name="tiny-lm", layers=4, hidden=256, seq_len=128, params=5e6, global_batch=32,
+                                 micro_batches=4, iterations=10))
+    G = _small_graph()
+    spec = cluster_spec.from_networkx(G)
+    for name in ("b", "search", "hulk"):
+        p = planner.plan(G, [tiny, "BERT-large"], name, time_limit_s=TIME_LIMIT)
+        assert [j["job"] for j in p.jobs] == ["tiny-lm", "BERT-large"]
+        assert p.jobs[0]["iterations"] == 10
+        assert p.feasible, p.notes
+        _check_plan(p, spec, ["tiny-lm", "BERT-large"])
+        for j in p.jobs[0]["replicas"]:
+            assert j[1][-1] == 4
+
+
+def test_cluster_from_json_path(tmp_path):
+    path = tmp_path / "c.json"
+    cluster_spec.from_networkx(_small_graph()).to_json(path)
+    a = planner.plan(path, ["BERT-large"], "hulk")
+    b = planner.plan(str(path), ["BERT-large"], "hulk")
+    c = planner.plan(_small_graph(), ["BERT-large"], "hulk")
+    assert a.makespan_s == b.makespan_s == pytest.approx(c.makespan_s, rel=1e-12)
+
+
+def test_to_dict_is_strict_json_when_a_link_is_missing():
+    """BUG: Plan.to_dict() maps inf to None only at the top level of a job; a stage's ``send_s`` is
+    inf when two stages cannot talk (missing_links='forbid'), so json.dumps(allow_nan=False) fails,
+    and ``hulk plan --json`` prints a truncated document, then 'Out of range float values'."""
+    G = nx.Graph(missing_links="forbid")
+    for i in range(4):
+        G.add_node(i, region=f"r{i // 2}", memory_gb=80.0, capability=8.0)
+    G.add_edge(0, 1, latency_ms=1.0)
+    G.add_edge(2, 3, latency_ms=1.0)
+    p = planner.plan(G, ["GPT-2 1.5B"], "b")
+    assert not p.feasible and "cannot communicate" in p.jobs[0]["reason"]
+    _strict_json(json.dumps(p.to_dict(), allow_nan=False))
+
+
+def test_cli_json_with_forbidden_links(tmp_path, capsys):
+    G = nx.Graph(missing_links="forbid")
+    for i in range(4):
+        G.add_node(i, region=f"r{i // 2}", memory_gb=80.0, capability=8.0)
+    G.add_edge(0, 1, latency_ms=1.0)
+    G.add_edge(2, 3, latency_ms=1.0)
+    path = tmp_path / "forbid.json"
+    cluster_spec.from_networkx(G).to_json(path)
+    rc = cli.main(["plan", "--cluster", str(path), "--jobs", "GPT-2 1.5B", "--planner", "b", "--json"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    d = _strict_json(cap.out)
+    assert d["plans"][0]["feasible"] is False
+
+
+# --------------------------------------------------------------------------------------------
+# reports
+# --------------------------------------------------------------------------------------------
+
+def test_ranges():
+    assert report.ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    assert report.ranges([8, 7, 5, 2, 1, 0]) == "0-2,5,7-8"
+    assert report.ranges([3]) == "3"
+    assert report.ranges([]) == "-"
+
+
+def test_plan_table_and_comparison_table(plans4):
+    ordered = [plans4[x] for x in planner.PLANNERS]
+    for p in ordered:
+        t = report.plan_table(p)
+        assert p.title in t
+        for name in PAPER4:
+            assert name in t
+    c = report.comparison_table(ordered)
+    for p in ordered:
+        assert p.title in c
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------
+
+def test_cli_plan_hulk_table(capsys):
+    assert cli.main(["plan", "--planner", "hulk"]) == 0
+    out = capsys.readouterr().out
+    assert "47 machines" in out
+    assert planner.PLANNER_TITLES["hulk"] in out
+    for name in PAPER4:
+        assert name in out
+    assert "all jobs finish after" in out
+
+
+def test_cli_plan_json(capsys):
+    assert cli.main(["plan", "--json", "--planner", "search", "--time-limit", "0.2"]) == 0
+    d = _strict_json(capsys.readouterr().out)
+    assert d["jobs"] == PAPER4
+    assert len(d["plans"]) == 1
+    p = d["plans"][0]
+    assert p["planner"] == "search" and p["feasible"] is True
+    assert isinstance(p["makespan_s"], float) and p["makespan_s"] > 0
+    assert [j["job"] for j in p["jobs"]] == PAPER4
+    assert d["repaired"] == []
+
+
+def test_cli_plan_json_all_planners_strict(capsys):
+    """Default planners include infeasible baselines: their inf must come out as null."""
+    assert cli.main(["plan", "--json", "--time-limit", "0.1"]) == 0
+    d = _strict_json(capsys.readouterr().out)
+    names = [p["planner"] for p in d["plans"]]
+    assert names == ["a", "b", "c", "search", "hulk", "table2"]
+    assert d["plans"][0]["makespan_s"] is None
+
+
+def test_cli_plan_fail(capsys):
+    assert cli.main(["plan", "--planner", "hulk", "--fail", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "machine 3 failed" in out
+    assert "repaired in" in out
+    assert out.count("== Hulk (Algorithm 1) ==") == 2
+
+
+def test_cli_plan_fail_json(capsys):
+    assert cli.main(["plan", "--planner", "hulk", "--fail", "3", "--json"]) == 0
+    d = _strict_json(capsys.readouterr().out)
+    assert len(d["repaired"]) == 1
+    r = d["repaired"][0]["plan"]
+    assert r["repair_s"] >= 0 and isinstance(r["moved"], list)
+    assert max(m for j in r["jobs"] for m in j["machines"]) <= 45
+
+
+def test_cli_plan_fail_out_of_range(capsys):
+    assert cli.main(["plan", "--planner", "hulk", "--fail", "47"]) == 2
+    assert "47" in capsys.readouterr().err
+
+
+def test_cli_plan_add(capsys, tmp_path):
+    add = {"machine": {"region": "Beijing", "memory_gb": 640, "capability": 8.0},
+           "links": [{"to": 0, "latency_ms": 1.0}, {"to": 5, "latency_ms": 3.0}]}
+    assert cli.main(["plan", "--planner", "hulk", "--add", json.dumps(add)]) == 0
+    out = capsys.readouterr().out
+    assert "a machine joined" in out
+    assert "moved machines 47" in out or "moved machines none" in out
+    f = tmp_path / "add.json"
+    f.write_text(json.dumps(add))
+    assert cli.main(["plan", "--planner", "hulk", "--add", str(f), "--json"]) == 0
+    d = _strict_json(capsys.readouterr().out)
+    r = d["repaired"][0]["plan"]
+    assert any(47 in j["machines"] for j in r["jobs"]) == (47 in r["moved"])
+
+
+def test_cli_plan_add_bad_json(capsys):
+    assert cli.main(["plan", "--planner", "hulk", "--add", "{not json"]) == 2
+    assert "--add" in capsys.readouterr().err
+
+
+def test_cli_plan_png(tmp_path, capsys):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pytest.skip("matplotlib is not installed: --png cannot draw")
+    path = tmp_path / "f.png"
+    assert cli.main(["plan", "--png", str(path), "--planner", "hulk"]) == 0
+    assert path.stat().st_size > 1000
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(path) in capsys.readouterr().out
+
+
+def test_cli_plan_paper6(capsys):
+    assert cli.main(["plan", "--jobs", "paper6", "--planner", "hulk"]) == 0
+    out = capsys.readouterr().out
+    six = list(models.PAPER_JOBS_6)
+    assert len(six) == 6
+    for name in six:
+        assert name in out
+    assert "iterations per job: " + ", ".join(["1000"] * 6) in out
+
+
+def test_cli_plan_unknown_job(capsys):
+    assert cli.main(["plan", "--jobs", "nope"]) == 2
+    cap = capsys.readouterr()
+    assert "error" in cap.err and "nope" in cap.err
+
+
+def test_cli_plan_gnn(capsys):
+    assert cli.main(["plan", "--gnn", "--planner", "hulk"]) == 0
+    out = capsys.readouterr().out
+    for name in PAPER4:
+        assert name in out
+    assert "all jobs finish after" in out
+
+
+def test_cli_gnn_needs_paper_jobs(capsys):
+    assert cli.main(["plan", "--gnn", "--planner", "hulk", "--jobs", "BERT-large"]) == 2
+    assert "--gnn" in capsys.readouterr().err
