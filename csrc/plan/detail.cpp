@@ -1,0 +1,188 @@
+// Helpers shared by the planner files (declared in detail.h).
+#include "detail.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace hulk::plan::detail {
+
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double capacity_bytes(const Cluster& c, int64_t i) { return c.machine(i).memory_gb * 1e9; }
+
+// The least memory a job needs in total: every layer's state once and the activations one
+// pipeline over all layers keeps (cost.h). A lower bound for any pipeline plan.
+double memory_need(const ModelSpec& m) {
+  return m.state_bytes(m.layers) +
+         m.stage_activation_bytes(m.layers, static_cast<double>(m.global_batch) / static_cast<double>(m.micro_batches),
+                                  m.micro_batches);
+}
+
+double group_memory(const Cluster& c, const std::vector<int64_t>& g) {
+  double s = 0;
+  for (int64_t i : g) s += capacity_bytes(c, i);
+  return s;
+}
+
+// Wall time the job occupies its machines (+inf when it cannot run).
+double job_time(const JobPlan& j) {
+  return j.cost.feasible ? static_cast<double>(j.model.iterations) * j.cost.iteration_s : kInf;
+}
+
+std::string machine_label(const Cluster& c, int64_t i) {
+  std::ostringstream o;
+  o << "machine " << i;
+  if (!c.machine(i).name.empty()) o << " (" << c.machine(i).name << ")";
+  return o.str();
+}
+
+std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j) {
+  std::ostringstream o;
+  o << "job " << j;
+  if (!jobs[static_cast<size_t>(j)].name.empty()) o << " (" << jobs[static_cast<size_t>(j)].name << ")";
+  return o.str();
+}
+
+std::string gb(double bytes) {
+  std::ostringstream o;
+  o.precision(4);
+  o << bytes / 1e9 << " GB";
+  return o.str();
+}
+
+// Jobs in decreasing order of memory need (stable: equal needs keep the given order).
+std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs) {
+  std::vector<int64_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return memory_need(jobs[static_cast<size_t>(a)]) > memory_need(jobs[static_cast<size_t>(b)]);
+  });
+  return order;
+}
+
+void check_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& a,
+                      const char* what) {
+  if (static_cast<int64_t>(a.size()) != c.size()) {
+    throw std::invalid_argument(std::string(what) + ": has " + std::to_string(a.size()) +
+                                " entries, the cluster has " + std::to_string(c.size()) + " machines");
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] < -1 || a[i] >= static_cast<int64_t>(jobs.size())) {
+      throw std::invalid_argument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(a[i]) +
+                                  " is not -1 (idle) or a job index below " + std::to_string(jobs.size()));
+    }
+  }
+}
+
+std::vector<std::vector<int64_t>> groups_of(const std::vector<int64_t>& assign, size_t n_jobs) {
+  std::vector<std::vector<int64_t>> g(n_jobs);
+  for (size_t i = 0; i < assign.size(); ++i)
+    if (assign[i] >= 0) g[static_cast<size_t>(assign[i])].push_back(static_cast<int64_t>(i));
+  return g;
+}
+
+double micro_batch(const ModelSpec& m, int64_t replicas) {
+  return static_cast<double>(m.global_batch) / (static_cast<double>(replicas) * static_cast<double>(m.micro_batches));
+}
+
+JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double shortfall) {
+  JobPlan jp;
+  jp.model = m;
+  jp.cost.feasible = false;
+  jp.cost.reason = reason;
+  jp.cost.memory_shortfall_bytes = shortfall;
+  return jp;
+}
+
+// Re-plans a job on a new group keeping its strategy (tensor parallel stays tensor parallel).
+JobPlan replan(const Cluster& c, const JobPlan& old, const std::vector<int64_t>& group) {
+  if (old.strategy == Strategy::TensorParallel) {
+    if (group.empty()) return infeasible_job(old.model, "no machines left", memory_need(old.model));
+    JobPlan jp;
+    jp.model = old.model;
+    jp.strategy = Strategy::TensorParallel;
+    jp.tensor_group = group;
+    jp.cost = tensor_parallel_cost(c, old.model, group);
+    return jp;
+  }
+  return best_pipeline(c, old.model, group);
+}
+
+// ---- comparing plans ------------------------------------------------------------------------
+
+
+bool operator<(const Score& a, const Score& b) {
+  if (a.infeasible != b.infeasible) return a.infeasible < b.infeasible;
+  if (a.shortfall != b.shortfall) return a.shortfall < b.shortfall;
+  if (a.makespan != b.makespan) return a.makespan < b.makespan;
+  return a.total < b.total;
+}
+
+Score score_of(const Plan& p) {
+  Score s;
+  for (const auto& j : p.jobs) {
+    if (!j.cost.feasible) {
+      ++s.infeasible;
+      s.shortfall += j.cost.memory_shortfall_bytes;
+    } else {
+      s.makespan = std::max(s.makespan, j.finish_s);
+      s.total += j.finish_s - j.start_s;
+    }
+  }
+  return s;
+}
+
+// A job that starts later than 0 in a concurrent plan waited for the job that finished
+// when it started (Plan keeps start/finish, not the waits themselves).
+std::vector<int64_t> infer_waits(const Plan& p) {
+  std::vector<int64_t> w(p.jobs.size(), -1);
+  if (p.sequential) return w;
+  for (size_t j = 0; j < p.jobs.size(); ++j) {
+    if (!(p.jobs[j].start_s > 0)) continue;
+    double best = kInf;
+    for (size_t k = 0; k < p.jobs.size(); ++k) {
+      if (k == j) continue;
+      const double d = std::fabs(p.jobs[k].finish_s - p.jobs[j].start_s);
+      if (d < best) {
+        best = d;
+        w[j] = static_cast<int64_t>(k);
+      }
+    }
+  }
+  return w;
+}
+
+
+Plan plan_from_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& a,
+                          const char* name) {
+  Plan p;
+  p.planner = name;
+  const auto groups = groups_of(a, jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    p.jobs.push_back(best_pipeline(c, jobs[j], groups[j]));
+    if (!p.jobs.back().cost.feasible)
+      p.notes.push_back(job_label(jobs, static_cast<int64_t>(j)) + " infeasible: " + p.jobs.back().cost.reason);
+  }
+  p.schedule();
+  return p;
+}
+
+// Even split, the remainder going to the first stages (System B).
+std::vector<int64_t> even_bounds(int64_t S, int64_t L) {
+  std::vector<int64_t> b(static_cast<size_t>(S + 1), 0);
+  for (int64_t s = 0; s < S; ++s) b[static_cast<size_t>(s + 1)] = b[static_cast<size_t>(s)] + L / S + (s < L % S ? 1 : 0);
+  return b;
+}
+
+}  // namespace hulk::plan::detail

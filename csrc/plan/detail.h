@@ -1,0 +1,57 @@
+// Internal helpers shared by the planner files (partition, baselines, hulk_assign, search,
+// repair). Not part of the public planner API (planners.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "planners.h"
+
+namespace hulk::plan::detail {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0);
+double capacity_bytes(const Cluster& c, int64_t i);  // machine memory in bytes
+// The least memory a job needs in total (a lower bound for any pipeline plan).
+double memory_need(const ModelSpec& m);
+double group_memory(const Cluster& c, const std::vector<int64_t>& g);
+// Wall time the job occupies its machines (+inf when it cannot run).
+double job_time(const JobPlan& j);
+std::string machine_label(const Cluster& c, int64_t i);
+std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j);
+std::string gb(double bytes);
+// Jobs in decreasing order of memory need (stable).
+std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs);
+// Throws std::invalid_argument unless `a` has one entry per machine in [-1, jobs).
+void check_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& a,
+                      const char* what);
+std::vector<std::vector<int64_t>> groups_of(const std::vector<int64_t>& assign, size_t n_jobs);
+// Sequences per micro-batch with D replicas: B / (D m).
+double micro_batch(const ModelSpec& m, int64_t replicas);
+// Even split of L layers over S stages, the remainder to the first stages (System B).
+std::vector<int64_t> even_bounds(int64_t S, int64_t L);
+JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double shortfall);
+// Re-plans a job on a new group keeping its strategy.
+JobPlan replan(const Cluster& c, const JobPlan& old, const std::vector<int64_t>& group);
+
+// Lexicographic plan quality: fewer infeasible jobs, less shortfall, makespan, sum of times.
+struct Score {
+  int64_t infeasible = 0;
+  double shortfall = 0;
+  double makespan = 0;
+  double total = 0;
+};
+bool operator<(const Score& a, const Score& b);
+Score score_of(const Plan& p);
+// Which job each job of a concurrent plan waited for (-1: none), read off start/finish.
+std::vector<int64_t> infer_waits(const Plan& p);
+// Plans each job with best_pipeline on its machines of the assignment, concurrently.
+Plan plan_from_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& a,
+                          const char* name);
+
+}  // namespace hulk::plan::detail

@@ -1,0 +1,227 @@
+// Hulk: the heuristic classification and the paper's Algorithm 1.
+#include "detail.h"
+#include "planners.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace hulk::plan {
+
+using namespace detail;
+
+// ---- Hulk: heuristic classification and Algorithm 1 -------------------------------------------
+
+std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<ModelSpec>& jobs) {
+  // Regions in order of first appearance.
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> regions;
+  for (int64_t i = 0; i < c.size(); ++i) {
+    const auto it = std::find(names.begin(), names.end(), c.machine(i).region);
+    if (it == names.end()) {
+      names.push_back(c.machine(i).region);
+      regions.push_back({i});
+    } else {
+      regions[static_cast<size_t>(it - names.begin())].push_back(i);
+    }
+  }
+  const size_t R = regions.size();
+  // Region distance: the lowest latency between any of their machines.
+  std::vector<double> dist(R * R, kInf);
+  for (size_t a = 0; a < R; ++a)
+    for (size_t b = 0; b < R; ++b)
+      for (int64_t x : regions[a])
+        for (int64_t y : regions[b]) dist[a * R + b] = std::min(dist[a * R + b], c.latency_s(x, y));
+  std::vector<double> mem(R);
+  for (size_t r = 0; r < R; ++r) mem[r] = group_memory(c, regions[r]);
+
+  std::vector<int64_t> owner(R, -1);  // region -> job
+  auto closest_free = [&](const std::vector<size_t>& taken) {
+    size_t pick = R;
+    for (size_t r = 0; r < R; ++r) {
+      if (owner[r] >= 0) continue;
+      if (pick == R) { pick = r; continue; }
+      if (taken.empty()) {  // a job's first region: the one with the most memory
+        if (mem[r] > mem[pick]) pick = r;
+        continue;
+      }
+      double dr = kInf, dp = kInf;
+      for (size_t t : taken) {
+        dr = std::min(dr, dist[t * R + r]);
+        dp = std::min(dp, dist[t * R + pick]);
+      }
+      if (dr < dp || (dr == dp && mem[r] > mem[pick])) pick = r;
+    }
+    return pick;
+  };
+  std::vector<std::vector<size_t>> taken(jobs.size());
+  for (int64_t j : jobs_by_need(jobs)) {
+    double have = 0;
+    const double need = memory_need(jobs[static_cast<size_t>(j)]);
+    while (have < need) {
+      const size_t r = closest_free(taken[static_cast<size_t>(j)]);
+      if (r == R) break;
+      owner[r] = j;
+      taken[static_cast<size_t>(j)].push_back(r);
+      have += mem[r];
+    }
+  }
+  // Regions nobody needed go to the job owning the closest region: more machines let
+  // best_pipeline add replicas, and Algorithm 1 can hand surplus on.
+  for (size_t r = 0; r < R; ++r) {
+    if (owner[r] >= 0) continue;
+    double best = kInf;
+    for (size_t t = 0; t < R; ++t)
+      if (owner[t] >= 0 && dist[t * R + r] < best) {
+        best = dist[t * R + r];
+        owner[r] = owner[t];
+      }
+  }
+  std::vector<int64_t> classes(static_cast<size_t>(c.size()), -1);
+  for (size_t r = 0; r < R; ++r)
+    for (int64_t i : regions[r]) classes[static_cast<size_t>(i)] = owner[r];
+  return classes;
+}
+
+Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& classes) {
+  const auto t0 = Clock::now();
+  check_assignment(c, jobs, classes, "classes");
+  Plan p;
+  p.planner = "hulk";
+  const size_t J = jobs.size();
+  std::vector<int64_t> assign = classes;
+
+  auto group = [&](int64_t j) {
+    std::vector<int64_t> g;
+    for (int64_t i = 0; i < c.size(); ++i)
+      if (assign[static_cast<size_t>(i)] == j) g.push_back(i);
+    return g;
+  };
+  // Cheap memory test first; best_pipeline decides (layer granularity, activations).
+  auto fits = [&](int64_t j, const std::vector<int64_t>& g) {
+    const ModelSpec& m = jobs[static_cast<size_t>(j)];
+    return !g.empty() && group_memory(c, g) >= memory_need(m) && best_pipeline(c, m, g).cost.feasible;
+  };
+  auto distance = [&](int64_t x, const std::vector<int64_t>& g) {
+    double d = kInf;
+    for (int64_t y : g) d = std::min(d, c.latency_s(x, y));
+    return d;
+  };
+
+  std::vector<bool> waiting(J, false);
+  for (int64_t j : jobs_by_need(jobs)) {
+    std::vector<int64_t> g = group(j);
+    while (!fits(j, g)) {
+      // Candidates: idle machines first, then machines of other groups; closest first.
+      std::vector<std::pair<std::pair<int, double>, int64_t>> cand;
+      for (int64_t x = 0; x < c.size(); ++x) {
+        const int64_t o = assign[static_cast<size_t>(x)];
+        if (o == j || (o >= 0 && waiting[static_cast<size_t>(o)])) continue;
+        const double d = g.empty() ? -capacity_bytes(c, x) : distance(x, g);  // empty group: most memory first
+        cand.push_back({{o < 0 ? 0 : 1, d}, x});
+      }
+      std::sort(cand.begin(), cand.end());
+      int64_t taken = -1;
+      for (const auto& cd : cand) {
+        const int64_t x = cd.second, o = assign[static_cast<size_t>(x)];
+        if (o >= 0) {  // only surplus: the donor must still fit without x
+          std::vector<int64_t> rest = group(o);
+          rest.erase(std::find(rest.begin(), rest.end(), x));
+          if (!fits(o, rest)) continue;
+        }
+        taken = x;
+        break;
+      }
+      if (taken < 0) break;
+      const int64_t from = assign[static_cast<size_t>(taken)];
+      p.notes.push_back("moved " + machine_label(c, taken) + " from " +
+                        (from < 0 ? std::string("idle") : job_label(jobs, from)) + " to " + job_label(jobs, j) +
+                        " (short of memory)");
+      assign[static_cast<size_t>(taken)] = j;
+      g.push_back(taken);
+      std::sort(g.begin(), g.end());
+    }
+    if (!fits(j, g)) {
+      waiting[static_cast<size_t>(j)] = true;
+      for (int64_t x : g) assign[static_cast<size_t>(x)] = -1;  // released for the others
+    }
+  }
+
+  p.jobs.resize(J);
+  for (size_t j = 0; j < J; ++j)
+    if (!waiting[j]) p.jobs[j] = best_pipeline(c, jobs[j], group(static_cast<int64_t>(j)));
+
+  // Waiting jobs queue on a running group ("slot"): the one that frees a fitting set of
+  // machines first. If no single group fits, every group is merged after all finish.
+  struct Slot {
+    std::vector<int64_t> machines;
+    double free_at;
+    int64_t last;
+  };
+  std::vector<Slot> slots;
+  for (size_t j = 0; j < J; ++j)
+    if (!waiting[j]) slots.push_back({group(static_cast<int64_t>(j)), job_time(p.jobs[j]), static_cast<int64_t>(j)});
+  std::vector<int64_t> waits(J, -1);
+  std::vector<int64_t> all(static_cast<size_t>(c.size()));
+  std::iota(all.begin(), all.end(), 0);
+  for (int64_t j : jobs_by_need(jobs)) {
+    if (!waiting[static_cast<size_t>(j)]) continue;
+    const ModelSpec& m = jobs[static_cast<size_t>(j)];
+    int64_t pick = -1;
+    JobPlan jp;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      if (pick >= 0 && slots[s].free_at >= slots[static_cast<size_t>(pick)].free_at) continue;
+      JobPlan trial = best_pipeline(c, m, slots[s].machines);
+      if (trial.cost.feasible) {
+        pick = static_cast<int64_t>(s);
+        jp = std::move(trial);
+      }
+    }
+    if (pick >= 0) {
+      Slot& s = slots[static_cast<size_t>(pick)];
+      waits[static_cast<size_t>(j)] = s.last;
+      p.notes.push_back(job_label(jobs, j) + " waits for " + job_label(jobs, s.last) + ", then runs on its " +
+                        std::to_string(s.machines.size()) + " machines");
+      s.free_at += job_time(jp);
+      s.last = j;
+      p.jobs[static_cast<size_t>(j)] = std::move(jp);
+      continue;
+    }
+    jp = best_pipeline(c, m, all);
+    if (!jp.cost.feasible) {
+      p.notes.push_back(job_label(jobs, j) + " does not fit even on the whole cluster: " + jp.cost.reason);
+      p.jobs[static_cast<size_t>(j)] = std::move(jp);
+      continue;
+    }
+    Slot merged{all, 0, -1};
+    for (const Slot& s : slots)
+      if (s.free_at >= merged.free_at) {
+        merged.free_at = s.free_at;
+        merged.last = s.last;
+      }
+    waits[static_cast<size_t>(j)] = merged.last;
+    p.notes.push_back(job_label(jobs, j) + " fits no single group: all groups merged, it runs on the whole cluster" +
+                      (merged.last >= 0 ? " after " + job_label(jobs, merged.last) : std::string()));
+    merged.free_at += job_time(jp);
+    merged.last = j;
+    slots.assign(1, merged);
+    p.jobs[static_cast<size_t>(j)] = std::move(jp);
+  }
+  for (size_t j = 0; j < J; ++j)
+    if (!p.jobs[j].cost.feasible && !waiting[j])
+      p.notes.push_back(job_label(jobs, static_cast<int64_t>(j)) + " infeasible: " + p.jobs[j].cost.reason);
+  p.schedule(waits);
+  p.planning_s = seconds_since(t0);
+  return p;
+}
+
+}  // namespace hulk::plan
