@@ -14,6 +14,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -533,6 +534,25 @@ inline double projection(const hulk::Tensor& z, const DMat& r) {
   double s = 0.0;
   for (int64_t i = 0; i < z.size(); ++i) s += static_cast<double>(z.data()[i]) * r.v[static_cast<size_t>(i)];
   return s;
+}
+
+// Runs fn, expects std::invalid_argument, and checks that its message contains every needle.
+inline ::testing::AssertionResult throws_invalid_argument_with(const std::function<void()>& fn,
+                                                               const std::vector<std::string>& needles) {
+  try {
+    fn();
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    for (const std::string& n : needles) {
+      if (msg.find(n) == std::string::npos) {
+        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << n << "\"";
+      }
+    }
+    return ::testing::AssertionSuccess() << msg;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw something other than std::invalid_argument: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
 }
 
 }  // namespace ref

@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "reference.h"
 #include "plan/cluster.h"
 
 namespace {
+
+using ref::throws_invalid_argument_with;
 
 using hulk::plan::Cluster;
 using hulk::plan::Link;
@@ -22,21 +25,6 @@ using hulk::plan::MissingLinkRule;
 constexpr double kTol = 1e-12;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-::testing::AssertionResult throws_invalid_argument_with(const std::function<void()>& fn,
-                                                        const std::vector<std::string>& needles) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& e) {
-    const std::string msg = e.what();
-    for (const std::string& n : needles)
-      if (msg.find(n) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << n << "\"";
-    return ::testing::AssertionSuccess() << msg;
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something other than std::invalid_argument: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
 
 Machine mach(const std::string& name, double mem = 80, double tf = 100) { return Machine{name, "r", mem, tf}; }
 

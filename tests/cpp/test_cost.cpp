@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "reference.h"
 #include "plan/cluster.h"
 #include "plan/cost.h"
 #include "plan/model_spec.h"
@@ -18,26 +19,13 @@
 
 namespace {
 
+using ref::throws_invalid_argument_with;
+
 using namespace hulk::plan;
 
 constexpr double kTol = 1e-12;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-::testing::AssertionResult throws_invalid_argument_with(const std::function<void()>& fn,
-                                                        const std::vector<std::string>& needles) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& e) {
-    const std::string msg = e.what();
-    for (const std::string& n : needles)
-      if (msg.find(n) == std::string::npos)
-        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << n << "\"";
-    return ::testing::AssertionSuccess() << msg;
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something other than std::invalid_argument: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
 
 // L = 4 layers, h = 1000, seq = 100, P = 4e9 (1e9 per layer), 8e9 FLOP per token (2e9 per
 // layer per token), 16 B/param, 1000 activation bytes per token per layer, B = 8, m = 2.

@@ -16,6 +16,8 @@
 
 namespace {
 
+using ref::throws_invalid_argument_with;
+
 using hulk::Csr;
 using hulk::Graph;
 using hulk::Tensor;
@@ -27,24 +29,6 @@ using ref::GraphKind;
 constexpr double kGcnAtol = 1e-6;
 constexpr double kGcnRtol = 1e-6;
 
-// Runs fn, expects std::invalid_argument, and checks that its message contains every needle.
-::testing::AssertionResult throws_invalid_argument_with(const std::function<void()>& fn,
-                                                        const std::vector<std::string>& needles) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& e) {
-    const std::string msg = e.what();
-    for (const std::string& n : needles) {
-      if (msg.find(n) == std::string::npos) {
-        return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << n << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess() << msg;
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something other than std::invalid_argument: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
 
 Csr csr_of(const EdgeList& g) { return hulk::csr_from_edges(g.num_nodes, g.src, g.dst, g.weights, g.undirected); }
 
