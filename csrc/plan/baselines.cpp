@@ -44,8 +44,8 @@ JobPlan system_a_job(const Cluster& c, const ModelSpec& m) {
     double largest = 0;
     for (int64_t i = 0; i < c.size(); ++i) largest = std::max(largest, capacity_bytes(c, i));
     return infeasible_job(m,
-                          "System A: no machine fits the whole model (needs " + gb(need(1)) +
-                              " with the whole batch; the largest machine has " + gb(largest) + ")",
+                          "System A: no machine fits the whole model (needs " + format_gb(need(1)) +
+                              " with the whole batch; the largest machine has " + format_gb(largest) + ")",
                           need(1) - largest);
   }
   JobPlan jp;

@@ -196,4 +196,6 @@ Cluster Cluster::with_machine(const Machine& m, const std::vector<Link>& links_t
   }
 }
 
+std::string Cluster::label(int64_t i) const { return machine_label(machines_, static_cast<size_t>(i)); }
+
 }  // namespace hulk::plan

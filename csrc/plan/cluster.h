@@ -52,6 +52,8 @@ class Cluster {
   double bandwidth_Bps(int64_t i, int64_t j) const { return bandwidth_Bps_[index(i, j)]; }  // bytes/s
   bool direct(int64_t i, int64_t j) const { return direct_[index(i, j)] != 0; }
   bool reachable(int64_t i, int64_t j) const;
+  // "machine 3 ('Beijing-3')", or "machine 3" for an unnamed machine: how messages name it.
+  std::string label(int64_t i) const;
 
   // Time to send `bytes` from i to j: latency + bytes / bandwidth (0 when i == j).
   double send_time(int64_t i, int64_t j, double bytes) const;

@@ -47,19 +47,7 @@ std::string num(double v) {
   return os.str();
 }
 
-std::string gb(double bytes) {
-  std::ostringstream os;
-  os.precision(4);
-  os << bytes / 1e9 << " GB";
-  return os.str();
-}
 
-std::string mlabel(const Cluster& c, int64_t i) {
-  std::string s = "machine " + std::to_string(i);
-  const std::string& name = c.machine(i).name;
-  if (!name.empty()) s += " ('" + name + "')";
-  return s;
-}
 
 void add_reason(JobCost& jc, const std::string& r) {
   if (!jc.reason.empty()) jc.reason += "; ";
@@ -93,6 +81,13 @@ std::pair<int64_t, int64_t> ring_gap(const Cluster& c, const std::vector<int64_t
 }
 
 }  // namespace
+
+std::string format_gb(double bytes) {
+  std::ostringstream os;
+  os.precision(4);
+  os << bytes / 1e9 << " GB";
+  return os.str();
+}
 
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes) {
   if (!(bytes >= 0)) throw std::invalid_argument("allreduce_time: bytes must be >= 0, got " + num(bytes));
@@ -179,7 +174,7 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
         const int64_t j = rep.machines[s + 1];
         if (!c.reachable(i, j))
           add_reason(jc, "replica " + std::to_string(r) + ": stages " + std::to_string(s) + " and " +
-                             std::to_string(s + 1) + " are on " + mlabel(c, i) + " and " + mlabel(c, j) +
+                             std::to_string(s + 1) + " are on " + c.label(i) + " and " + c.label(j) +
                              ", which cannot communicate (no link, MissingLinkRule::Forbid)");
         st.send_s = 2.0 * c.send_time(i, j, boundary);
       }
@@ -187,9 +182,9 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       st.memory_capacity_bytes = c.machine(i).memory_gb * 1e9;
       if (st.memory_bytes > st.memory_capacity_bytes) {
         jc.memory_shortfall_bytes += st.memory_bytes - st.memory_capacity_bytes;
-        add_reason(jc, mlabel(c, i) + " needs " + gb(st.memory_bytes) + " for layers [" +
+        add_reason(jc, c.label(i) + " needs " + format_gb(st.memory_bytes) + " for layers [" +
                            std::to_string(st.first_layer) + ", " + std::to_string(st.last_layer) + ") of replica " +
-                           std::to_string(r) + " but has " + gb(st.memory_capacity_bytes));
+                           std::to_string(r) + " but has " + format_gb(st.memory_capacity_bytes));
       }
       sum_c += st.compute_s;
       sum_x += st.send_s;
@@ -220,8 +215,8 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       for (const Replica& rep : replicas) ring.push_back(rep.machines[s]);
       const auto gap = ring_gap(c, ring);
       if (gap.first >= 0)
-        add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + mlabel(c, gap.first) + " and " +
-                           mlabel(c, gap.second) + " cannot communicate (no link, MissingLinkRule::Forbid)");
+        add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + c.label(gap.first) + " and " +
+                           c.label(gap.second) + " cannot communicate (no link, MissingLinkRule::Forbid)");
       const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
       t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
     }
@@ -264,13 +259,13 @@ JobCost tensor_parallel_cost(const Cluster& c, const ModelSpec& m, const std::ve
     const double cap = c.machine(i).memory_gb * 1e9;
     if (need > cap) {
       jc.memory_shortfall_bytes += need - cap;
-      add_reason(jc, mlabel(c, i) + " needs " + gb(need) + " for its 1/" + std::to_string(machines.size()) +
-                         " tensor-parallel share but has " + gb(cap));
+      add_reason(jc, c.label(i) + " needs " + format_gb(need) + " for its 1/" + std::to_string(machines.size()) +
+                         " tensor-parallel share but has " + format_gb(cap));
     }
   }
   const auto gap = ring_gap(c, machines);
   if (gap.first >= 0)
-    add_reason(jc, "tensor-parallel ring: " + mlabel(c, gap.first) + " and " + mlabel(c, gap.second) +
+    add_reason(jc, "tensor-parallel ring: " + c.label(gap.first) + " and " + c.label(gap.second) +
                        " cannot communicate (no link, MissingLinkRule::Forbid)");
   const double t_ar = allreduce_time(c, machines, b * seq * static_cast<double>(m.hidden) * 2.0);
 

@@ -78,6 +78,9 @@ struct CostOptions {
 
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes);
 
+// "84.13 GB" (4 significant digits, 1 GB = 1e9 bytes): how messages state memory.
+std::string format_gb(double bytes);
+
 // GPipe over the given replicas (DP x PP). Validates the replicas (machines distinct and in
 // range, bounds increasing from 0 to L, equal splits across replicas when D > 1) and throws
 // std::invalid_argument on malformed input; an over-full machine or an unreachable pair

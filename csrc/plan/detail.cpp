@@ -40,12 +40,6 @@ double job_time(const JobPlan& j) {
   return j.cost.feasible ? static_cast<double>(j.model.iterations) * j.cost.iteration_s : kInf;
 }
 
-std::string machine_label(const Cluster& c, int64_t i) {
-  std::ostringstream o;
-  o << "machine " << i;
-  if (!c.machine(i).name.empty()) o << " (" << c.machine(i).name << ")";
-  return o.str();
-}
 
 std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j) {
   std::ostringstream o;
@@ -54,12 +48,6 @@ std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j) {
   return o.str();
 }
 
-std::string gb(double bytes) {
-  std::ostringstream o;
-  o.precision(4);
-  o << bytes / 1e9 << " GB";
-  return o.str();
-}
 
 // Jobs in decreasing order of memory need (stable: equal needs keep the given order).
 std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs) {

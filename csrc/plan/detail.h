@@ -22,9 +22,7 @@ double memory_need(const ModelSpec& m);
 double group_memory(const Cluster& c, const std::vector<int64_t>& g);
 // Wall time the job occupies its machines (+inf when it cannot run).
 double job_time(const JobPlan& j);
-std::string machine_label(const Cluster& c, int64_t i);
 std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j);
-std::string gb(double bytes);
 // Jobs in decreasing order of memory need (stable).
 std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs);
 // Throws std::invalid_argument unless `a` has one entry per machine in [-1, jobs).

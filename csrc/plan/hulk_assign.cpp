@@ -143,7 +143,7 @@ Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::
       }
       if (taken < 0) break;
       const int64_t from = assign[static_cast<size_t>(taken)];
-      p.notes.push_back("moved " + machine_label(c, taken) + " from " +
+      p.notes.push_back("moved " + c.label(taken) + " from " +
                         (from < 0 ? std::string("idle") : job_label(jobs, from)) + " to " + job_label(jobs, j) +
                         " (short of memory)");
       assign[static_cast<size_t>(taken)] = j;

@@ -231,8 +231,8 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
     }
   }
   std::ostringstream why;
-  why << "no feasible pipeline on " << n << " machines (" << gb(group_memory(c, group)) << " of memory for a model needing at least "
-      << gb(memory_need(m)) << ")";
+  why << "no feasible pipeline on " << n << " machines (" << format_gb(group_memory(c, group)) << " of memory for a model needing at least "
+      << format_gb(memory_need(m)) << ")";
   if (!least_bad.cost.reason.empty()) why << ": " << least_bad.cost.reason;
   least_bad.cost.reason = why.str();
   return least_bad;

@@ -68,7 +68,7 @@ Repair repair_without(const Cluster& c, const Plan& p, int64_t failed) {
   Plan& np = r.plan;
   const Cluster& nc = r.cluster;
   const std::vector<int64_t> waits = infer_waits(p);
-  const std::string failed_label = machine_label(c, failed);
+  const std::string failed_label = c.label(failed);
   np.notes.push_back(failed_label + " failed");
   auto shift = [&](int64_t x) { return x > failed ? x - 1 : x; };
 
@@ -127,7 +127,7 @@ Repair repair_without(const Cluster& c, const Plan& p, int64_t failed) {
         dg.erase(std::find(dg.begin(), dg.end(), pick));
         np.jobs[static_cast<size_t>(donor)] = replan(nc, np.jobs[static_cast<size_t>(donor)], dg);
       }
-      np.notes.push_back("moved " + machine_label(nc, pick) + " from " +
+      np.notes.push_back("moved " + nc.label(pick) + " from " +
                          (donor < 0 ? std::string("idle") : "job " + std::to_string(donor)) + " to job " +
                          std::to_string(j));
       g.insert(std::upper_bound(g.begin(), g.end(), pick), pick);
@@ -174,7 +174,7 @@ Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std:
       if (gain[j] > 0 && (best == np.jobs.size() || gain[j] > gain[best])) best = j;
     if (best < np.jobs.size()) takers.push_back(best);
   }
-  const std::string label = machine_label(nc, x);
+  const std::string label = nc.label(x);
   for (size_t j : takers) {
     np.jobs[j] = std::move(with_x[j]);
     np.notes.push_back(label + " joined job " + std::to_string(j));

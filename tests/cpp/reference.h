@@ -292,15 +292,21 @@ inline DMat gcn_norm_dense(const EdgeList& g, bool use_weights) {
 
 inline double pool_scale(int64_t deg, bool mean) { return mean ? (deg > 0 ? 1.0 / static_cast<double>(deg) : 0.0) : 1.0; }
 
+// in = [h_v || h_u || e_vu] for message u -> v (in has 2F + Fe entries).
+inline void message_input(const Entry& en, const DMat& h, const DMat& e, std::vector<double>& in) {
+  const int64_t f = h.cols, fe = e.cols;
+  for (int64_t j = 0; j < f; ++j) in[static_cast<size_t>(j)] = h(en.target, j);
+  for (int64_t j = 0; j < f; ++j) in[static_cast<size_t>(f + j)] = h(en.source, j);
+  for (int64_t j = 0; j < fe; ++j) in[static_cast<size_t>(2 * f + j)] = e(en.edge, j);
+}
+
 inline DMat edge_pool_forward(const EdgeList& g, bool mean, const DMat& h, const DMat& e, const DMat& w, const DMat& b) {
   const int64_t f = h.cols, fe = e.cols, o = w.cols;
   const std::vector<int64_t> deg = in_degree(g);
   DMat z(g.num_nodes, o);
   std::vector<double> in(static_cast<size_t>(2 * f + fe));
   for (const Entry& en : entries(g)) {
-    for (int64_t j = 0; j < f; ++j) in[static_cast<size_t>(j)] = h(en.target, j);
-    for (int64_t j = 0; j < f; ++j) in[static_cast<size_t>(f + j)] = h(en.source, j);
-    for (int64_t j = 0; j < fe; ++j) in[static_cast<size_t>(2 * f + j)] = e(en.edge, j);
+    message_input(en, h, e, in);
     const double s = pool_scale(deg[static_cast<size_t>(en.target)], mean);
     for (int64_t c = 0; c < o; ++c) {
       double m = b(0, c);
@@ -336,9 +342,7 @@ inline EdgePoolGrads edge_pool_backward(const EdgeList& g, bool mean, const DMat
   EdgePoolGrads gr{DMat(2 * f + fe, o), DMat(1, o), DMat(g.num_nodes, f)};
   std::vector<double> in(static_cast<size_t>(2 * f + fe));
   for (const Entry& en : entries(g)) {
-    for (int64_t j = 0; j < f; ++j) in[static_cast<size_t>(j)] = h(en.target, j);
-    for (int64_t j = 0; j < f; ++j) in[static_cast<size_t>(f + j)] = h(en.source, j);
-    for (int64_t j = 0; j < fe; ++j) in[static_cast<size_t>(2 * f + j)] = e(en.edge, j);
+    message_input(en, h, e, in);
     const double s = pool_scale(deg[static_cast<size_t>(en.target)], mean);
     for (int64_t c = 0; c < o; ++c) {
       const double gm = s * dz(en.target, c);  // d loss / d message
