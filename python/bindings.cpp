@@ -216,6 +216,22 @@ PYBIND11_MODULE(_core, m) {
           py::arg("graph"), py::arg("labels"), py::arg("train_mask"), py::arg("val_mask"), py::arg("epochs"),
           py::arg("lr"), py::arg("weight_decay"), py::arg("patience"), py::arg("restore_best"),
           py::arg("on_epoch") = nullptr)
+      .def(
+          "train_step",
+          [](nn::Model& mdl, const Graph& g, const CArray<int64_t>& labels, const CArray<uint8_t>& mask, float lr,
+             float weight_decay) {
+            const auto r = mdl.train_step(g, to_vector(labels, "labels"), to_vector(mask, "mask"), lr, weight_decay);
+            return py::make_tuple(r.loss, r.correct, r.count);
+          },
+          py::arg("graph"), py::arg("labels"), py::arg("mask"), py::arg("lr"), py::arg("weight_decay"))
+      .def("fit_scaler", &nn::Model::fit_scaler, py::arg("graph"))
+      .def(
+          "evaluate",
+          [](nn::Model& mdl, const Graph& g, const CArray<int64_t>& labels, const CArray<uint8_t>& mask) {
+            const auto r = mdl.evaluate(g, to_vector(labels, "labels"), to_vector(mask, "mask"));
+            return py::make_tuple(r.loss, r.correct, r.count);
+          },
+          py::arg("graph"), py::arg("labels"), py::arg("mask"))
       .def("logits", [](nn::Model& mdl, const Graph& g) { return to_numpy(mdl.logits(g)); })
       .def("predict_proba", [](nn::Model& mdl, const Graph& g) { return to_numpy(mdl.predict_proba(g)); })
       .def("predict", [](nn::Model& mdl, const Graph& g) { return vector_to_numpy(mdl.predict(g)); })

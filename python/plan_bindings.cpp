@@ -118,7 +118,27 @@ void bind_plan(py::module_& m) {
            }),
            py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("a"), py::arg("b"),
            py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("missing_links"))
+      .def_static(
+          "regional",
+          [](const std::vector<std::string>& names, const std::vector<std::string>& regions,
+             const std::vector<double>& memory_gb, const std::vector<double>& tflops, int64_t n_regions,
+             std::vector<int64_t> region, std::vector<double> access_ms, std::vector<double> base_latency_ms,
+             std::vector<double> base_bandwidth_gbps, std::vector<uint8_t> region_link, const std::string& missing_links) {
+            const size_t n = names.size();
+            if (regions.size() != n || memory_gb.size() != n || tflops.size() != n) {
+              throw std::invalid_argument("machines: names, regions, memory_gb and tflops must have the same length");
+            }
+            std::vector<Machine> machines(n);
+            for (size_t i = 0; i < n; ++i) machines[i] = Machine{names[i], regions[i], memory_gb[i], tflops[i]};
+            RegionalNetwork net{n_regions, std::move(region), std::move(access_ms), std::move(base_latency_ms),
+                                std::move(base_bandwidth_gbps), std::move(region_link)};
+            return Cluster::from_network(std::move(machines), std::move(net), parse_rule(missing_links));
+          },
+          py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("n_regions"),
+          py::arg("region"), py::arg("access_ms"), py::arg("base_latency_ms"), py::arg("base_bandwidth_gbps"),
+          py::arg("region_link"), py::arg("missing_links"))
       .def_property_readonly("size", &Cluster::size)
+      .def_property_readonly("regional", &Cluster::regional)
       .def("latency_s", &Cluster::latency_s)
       .def("bandwidth_Bps", &Cluster::bandwidth_Bps)
       .def("send_time", &Cluster::send_time)
@@ -139,12 +159,23 @@ void bind_plan(py::module_& m) {
   m.def("plan_system_c", [](const Cluster& c, Jobs j) { return plan_system_c(c, j); });
   m.def(
       "plan_search",
-      [](const Cluster& c, Jobs j, double time_limit_s, uint64_t seed) {
+      [](const Cluster& c, Jobs j, double time_limit_s, uint64_t seed, int64_t max_iterations) {
         py::gil_scoped_release release;
-        return plan_search(c, j, SearchOptions{time_limit_s, seed});
+        return plan_search(c, j, SearchOptions{time_limit_s, seed, max_iterations});
       },
-      py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"));
-  m.def("plan_hulk", [](const Cluster& c, Jobs j, const std::vector<int64_t>& classes) { return plan_hulk(c, j, classes); });
+      py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"), py::arg("max_iterations") = 0);
+  m.def(
+      "refine_plan",
+      [](const Cluster& c, Jobs j, const Plan& p, double time_limit_s, uint64_t seed, int64_t max_iterations) {
+        py::gil_scoped_release release;
+        return refine_plan(c, j, p, SearchOptions{time_limit_s, seed, max_iterations});
+      },
+      py::arg("cluster"), py::arg("jobs"), py::arg("plan"), py::arg("time_limit_s"), py::arg("seed"),
+      py::arg("max_iterations"));
+  m.def("plan_hulk", [](const Cluster& c, Jobs j, const std::vector<int64_t>& classes) {
+    py::gil_scoped_release release;
+    return plan_hulk(c, j, classes);
+  });
   m.def("plan_assignment", [](const Cluster& c, Jobs j, const std::vector<int64_t>& assignment,
                               const std::string& name) { return plan_assignment(c, j, assignment, name.c_str()); });
   m.def("heuristic_classes", &heuristic_classes);

@@ -240,6 +240,45 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   return history;
 }
 
+void Model::fit_scaler(const Graph& g) {
+  require(config_.standardize, "fit_scaler: this model was built with standardize = false");
+  fit_columns(g.x(), scaler_.x_mean, scaler_.x_std);
+  fit_columns(g.e(), scaler_.e_mean, scaler_.e_std);
+}
+
+ops::LossResult Model::train_step(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask,
+                                  float lr, float weight_decay) {
+  TrainOptions o;
+  o.epochs = 1;
+  o.lr = lr;
+  o.weight_decay = weight_decay;
+  o.validate();
+  const auto n = static_cast<size_t>(g.num_nodes());
+  require(labels.size() == n, "labels: expected " + std::to_string(n) + " entries (one per node), got " +
+                                  std::to_string(labels.size()));
+  require(mask.empty() || mask.size() == n,
+          "mask: expected " + std::to_string(n) + " entries, got " + std::to_string(mask.size()));
+  for (size_t i = 0; i < n; ++i)
+    require(labels[i] >= -1 && labels[i] < config_.num_classes,
+            "labels[" + std::to_string(i) + "] = " + std::to_string(labels[i]) +
+                " is outside [-1, num_classes = " + std::to_string(config_.num_classes) + ")");
+  require(count_set(mask, labels) > 0, "no labelled node in the mask");
+  if (config_.standardize && !scaler_.fitted()) fit_scaler(g);
+  const GraphInputs in = prepare(g);
+  Tensor logits, dlogits;
+  forward(in, /*training=*/true, logits);
+  const ops::LossResult r = ops::softmax_cross_entropy(logits, labels.data(), mask.empty() ? nullptr : mask.data(), &dlogits);
+  if (!std::isfinite(r.loss))
+    throw std::runtime_error("training diverged: loss is " + std::to_string(r.loss) + " (try a smaller lr)");
+  backward(in, dlogits, /*training=*/true);
+  ++step_;
+  ops::AdamConfig adam;
+  adam.lr = lr;
+  adam.weight_decay = weight_decay;
+  for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
+  return r;
+}
+
 Tensor Model::logits(const Graph& g) {
   const GraphInputs in = prepare(g);
   Tensor out;

@@ -75,6 +75,15 @@ class Model {
                               const TrainOptions& opts,
                               const std::function<bool(const EpochStats&)>& on_epoch = nullptr);
 
+  // Mini-batch training, one call per batch (a batch is usually a disjoint union of graphs,
+  // batch_graphs): forward with dropout, masked cross-entropy, backward, one Adam step.
+  // Returns the batch's loss and accuracy before the step. With standardize on, call
+  // fit_scaler first with data representative of the whole training set (else the first
+  // batch's statistics are used).
+  ops::LossResult train_step(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask,
+                             float lr, float weight_decay);
+  void fit_scaler(const Graph& g);  // z-score statistics from g (replaces earlier ones)
+
   Tensor logits(const Graph& g);   // [N, C], evaluation mode
   Tensor predict_proba(const Graph& g);  // [N, C]
   std::vector<int64_t> predict(const Graph& g);  // [N]

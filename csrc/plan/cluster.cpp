@@ -12,6 +12,8 @@
 // - Forbid: a pair without a direct link has latency +inf and bandwidth 0.
 // - The diagonal is latency 0, bandwidth +inf, direct() false (there is no link).
 // - An empty cluster (no machines) is allowed: without() may remove the last machine.
+// - Regional clusters route on the R x R region table with the same rule and tie-breaks;
+//   a region's diagonal entry is its LAN and is never routed.
 // - with_machine(): every link in links_to_new must touch the new machine (index size()).
 #include "plan/cluster.h"
 
@@ -83,6 +85,9 @@ Cluster::Cluster(std::vector<Machine> machines, std::vector<Link> links, Missing
     : machines_(std::move(machines)), links_(std::move(links)), rule_(rule) {
   if (rule_ != MissingLinkRule::Route && rule_ != MissingLinkRule::Forbid)
     fail("unknown MissingLinkRule " + std::to_string(static_cast<int>(rule_)));
+  if (size() > kMaxExplicitMachines)
+    fail(std::to_string(size()) + " machines with explicit links: the N x N pair tables are limited to " +
+         std::to_string(kMaxExplicitMachines) + " machines; describe larger clusters with a RegionalNetwork");
   validate(machines_, links_);
   const int64_t n = size();
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
@@ -102,38 +107,101 @@ Cluster::Cluster(std::vector<Machine> machines, std::vector<Link> links, Missing
       direct_[index(x, y)] = 1;
     }
   }
-  if (rule_ == MissingLinkRule::Forbid || n < 3) return;
+  // A complete graph has nothing to route (direct links keep their own parameters).
+  const bool complete = static_cast<int64_t>(links_.size()) == n * (n - 1) / 2;
+  if (rule_ == MissingLinkRule::Forbid || n < 3 || complete) return;
+  route(n, latency_s_, bandwidth_Bps_, direct_);
+}
 
-  // Floyd-Warshall on latency over the direct links, tie-break on the wider bottleneck.
-  std::vector<double> lat = latency_s_, bw = bandwidth_Bps_;
+Cluster Cluster::from_network(std::vector<Machine> machines, RegionalNetwork net, MissingLinkRule rule) {
+  return Cluster(RegionalTag{}, std::move(machines), std::move(net), rule);
+}
+
+Cluster::Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net, MissingLinkRule rule)
+    : machines_(std::move(machines)), rule_(rule), regional_(true), net_(std::move(net)) {
+  if (rule_ != MissingLinkRule::Route && rule_ != MissingLinkRule::Forbid)
+    fail("unknown MissingLinkRule " + std::to_string(static_cast<int>(rule_)));
+  validate(machines_, {});
+  const int64_t n = size(), R = net_.regions;
+  const size_t rr = static_cast<size_t>(std::max<int64_t>(R, 0)) * static_cast<size_t>(std::max<int64_t>(R, 0));
+  if (R < 1) fail("regional network: regions must be >= 1, got " + std::to_string(R));
+  if (static_cast<int64_t>(net_.region.size()) != n || static_cast<int64_t>(net_.access_ms.size()) != n)
+    fail("regional network: region and access_ms need one entry per machine (" + std::to_string(n) + "), got " +
+         std::to_string(net_.region.size()) + " and " + std::to_string(net_.access_ms.size()));
+  if (net_.base_latency_ms.size() != rr || net_.base_bandwidth_gbps.size() != rr || net_.region_link.size() != rr)
+    fail("regional network: base_latency_ms, base_bandwidth_gbps and region_link need R * R = " + std::to_string(rr) +
+         " entries, got " + std::to_string(net_.base_latency_ms.size()) + ", " +
+         std::to_string(net_.base_bandwidth_gbps.size()) + " and " + std::to_string(net_.region_link.size()));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = net_.region[static_cast<size_t>(i)];
+    const double a = net_.access_ms[static_cast<size_t>(i)];
+    if (r < 0 || r >= R)
+      fail(machine_label(machines_, static_cast<size_t>(i)) + ": region " + std::to_string(r) + " out of range [0, " +
+           std::to_string(R) + ")");
+    if (!std::isfinite(a) || a < 0)
+      fail(machine_label(machines_, static_cast<size_t>(i)) + ": access_ms must be finite and >= 0, got " + num(a));
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t s = 0; s < R; ++s) {
+      const size_t p = static_cast<size_t>(r * R + s), q = static_cast<size_t>(s * R + r);
+      const std::string pair = "region pair (" + std::to_string(r) + ", " + std::to_string(s) + ")";
+      const uint8_t link = net_.region_link[p];
+      if (r == s && !link) fail(pair + ": region_link must be 1 on the diagonal (a region's own LAN)");
+      if (link != net_.region_link[q]) fail(pair + ": region_link must be symmetric");
+      if (!link) continue;
+      const double lat = net_.base_latency_ms[p], bw = net_.base_bandwidth_gbps[p];
+      if (!std::isfinite(lat) || lat < 0) fail(pair + ": base_latency_ms must be finite and >= 0, got " + num(lat));
+      if (!std::isfinite(bw) || bw <= 0) fail(pair + ": base_bandwidth_gbps must be finite and > 0, got " + num(bw));
+      if (lat != net_.base_latency_ms[q] || bw != net_.base_bandwidth_gbps[q])
+        fail(pair + ": base_latency_ms and base_bandwidth_gbps must be symmetric");
+    }
+  }
+  access_s_.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) access_s_[static_cast<size_t>(i)] = net_.access_ms[static_cast<size_t>(i)] / 1e3;
+  latency_s_.assign(rr, kInf);
+  bandwidth_Bps_.assign(rr, 0.0);
+  direct_.assign(net_.region_link.begin(), net_.region_link.end());
+  for (size_t p = 0; p < rr; ++p) {
+    if (!direct_[p]) continue;
+    latency_s_[p] = net_.base_latency_ms[p] / 1e3;
+    bandwidth_Bps_[p] = net_.base_bandwidth_gbps[p] * 1e9 / 8.0;
+  }
+  if (rule_ == MissingLinkRule::Route && R >= 3) route(R, latency_s_, bandwidth_Bps_, direct_);
+}
+
+// Floyd-Warshall on latency over the direct entries of an n x n table, tie-break on the
+// wider bottleneck; direct entries and the diagonal keep their own values.
+void Cluster::route(int64_t n, std::vector<double>& latency, std::vector<double>& bandwidth,
+                    const std::vector<uint8_t>& direct) const {
+  const auto at = [n](int64_t i, int64_t j) { return static_cast<size_t>(i * n + j); };
+  std::vector<double> lat = latency, bw = bandwidth;
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t i = 0; i < n; ++i) {
       if (i == k) continue;
-      const double lik = lat[index(i, k)];
+      const double lik = lat[at(i, k)];
       if (!std::isfinite(lik)) continue;
-      const double bik = bw[index(i, k)];
+      const double bik = bw[at(i, k)];
       for (int64_t j = 0; j < n; ++j) {
         if (j == i || j == k) continue;
-        const double cand = lik + lat[index(k, j)];
-        const size_t ij = index(i, j);
+        const double cand = lik + lat[at(k, j)];
+        const size_t ij = at(i, j);
         if (cand < lat[ij]) {
           lat[ij] = cand;
-          bw[ij] = std::min(bik, bw[index(k, j)]);
+          bw[ij] = std::min(bik, bw[at(k, j)]);
         } else if (cand == lat[ij] && std::isfinite(cand)) {
-          const double cb = std::min(bik, bw[index(k, j)]);
+          const double cb = std::min(bik, bw[at(k, j)]);
           if (cb > bw[ij]) bw[ij] = cb;
         }
       }
     }
   }
-  for (size_t p = 0; p < nn; ++p) {
-    if (direct_[p]) continue;  // direct links keep their own parameters
-    latency_s_[p] = lat[p];
-    bandwidth_Bps_[p] = bw[p];
-  }
-  for (int64_t i = 0; i < n; ++i) {  // the diagonal stays (0, +inf)
-    latency_s_[index(i, i)] = 0.0;
-    bandwidth_Bps_[index(i, i)] = kInf;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t p = at(i, j);
+      if (i == j || direct[p]) continue;
+      latency[p] = lat[p];
+      bandwidth[p] = bw[p];
+    }
   }
 }
 
@@ -141,7 +209,7 @@ bool Cluster::reachable(int64_t i, int64_t j) const {
   if (i < 0 || i >= size() || j < 0 || j >= size())
     throw std::out_of_range("Cluster::reachable: machine index (" + std::to_string(i) + ", " + std::to_string(j) +
                             ") out of range [0, " + std::to_string(size()) + ")");
-  return i == j || std::isfinite(latency_s_[index(i, j)]);
+  return i == j || std::isfinite(latency_s(i, j));
 }
 
 double Cluster::send_time(int64_t i, int64_t j, double bytes) const {
@@ -150,9 +218,9 @@ double Cluster::send_time(int64_t i, int64_t j, double bytes) const {
                             ") out of range [0, " + std::to_string(size()) + ")");
   if (!(bytes >= 0)) throw std::invalid_argument("Cluster::send_time: bytes must be >= 0, got " + num(bytes));
   if (i == j) return 0.0;
-  const size_t p = index(i, j);
-  if (!std::isfinite(latency_s_[p])) return kInf;
-  return latency_s_[p] + bytes / bandwidth_Bps_[p];
+  const double lat = latency_s(i, j);
+  if (!std::isfinite(lat)) return kInf;
+  return lat + bytes / bandwidth_Bps(i, j);
 }
 
 Cluster Cluster::without(int64_t i) const {
@@ -163,6 +231,12 @@ Cluster Cluster::without(int64_t i) const {
   ms.reserve(machines_.size() - 1);
   for (int64_t k = 0; k < size(); ++k)
     if (k != i) ms.push_back(machines_[static_cast<size_t>(k)]);
+  if (regional_) {
+    RegionalNetwork net = net_;
+    net.region.erase(net.region.begin() + i);
+    net.access_ms.erase(net.access_ms.begin() + i);
+    return from_network(std::move(ms), std::move(net), rule_);
+  }
   std::vector<Link> ls;
   ls.reserve(links_.size());
   for (Link l : links_) {
@@ -175,6 +249,9 @@ Cluster Cluster::without(int64_t i) const {
 }
 
 Cluster Cluster::with_machine(const Machine& m, const std::vector<Link>& links_to_new) const {
+  if (regional_)
+    throw std::invalid_argument("Cluster::with_machine: a regional cluster takes a new machine with its region and "
+                                "access latency, not with links");
   const int64_t nid = size();
   for (size_t k = 0; k < links_to_new.size(); ++k) {
     const Link& l = links_to_new[k];
@@ -194,6 +271,17 @@ Cluster Cluster::with_machine(const Machine& m, const std::vector<Link>& links_t
     throw std::invalid_argument(std::string(e.what()) + " [with_machine: the new machine is index " +
                                 std::to_string(nid) + ", new links start at link " + std::to_string(links_.size()) + "]");
   }
+}
+
+Cluster Cluster::with_machine(const Machine& m, int64_t region, double access_ms) const {
+  if (!regional_)
+    throw std::invalid_argument("Cluster::with_machine: an explicit cluster takes a new machine with its links");
+  std::vector<Machine> ms = machines_;
+  ms.push_back(m);
+  RegionalNetwork net = net_;
+  net.region.push_back(region);
+  net.access_ms.push_back(access_ms);
+  return from_network(std::move(ms), std::move(net), rule_);
 }
 
 std::string Cluster::label(int64_t i) const { return machine_label(machines_, static_cast<size_t>(i)); }

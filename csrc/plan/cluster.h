@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,25 +33,62 @@ enum class MissingLinkRule {
   Forbid,  // the pair cannot communicate: any plan needing it is infeasible
 };
 
+// A hierarchical network for large clusters, stored in O(N + R^2) instead of O(N^2):
+// machines sit in R regions; two different machines i, j in regions r, s talk with
+//   latency   = access_ms[i] + access_ms[j] + base_latency_ms[r][s]
+//   bandwidth = base_bandwidth_gbps[r][s]
+// where the diagonal r == s is the region's LAN. region_link[r][s] == 0 means regions r and
+// s have no direct connection (network policy); the cluster's MissingLinkRule then relays
+// along the region path of least base latency (Route, relays add their base latencies, not
+// the access latency of a relay machine) or forbids the pair (Forbid).
+struct RegionalNetwork {
+  int64_t regions = 0;                       // R
+  std::vector<int64_t> region;               // [N] in [0, R)
+  std::vector<double> access_ms;             // [N] >= 0
+  std::vector<double> base_latency_ms;       // [R * R] row-major, symmetric, >= 0 where linked
+  std::vector<double> base_bandwidth_gbps;   // [R * R] row-major, symmetric, > 0 where linked
+  std::vector<uint8_t> region_link;          // [R * R] symmetric, diagonal 1
+};
+
 class Cluster {
  public:
+  // Explicit clusters (every link listed) keep N x N tables; above this size use a
+  // RegionalNetwork.
+  static constexpr int64_t kMaxExplicitMachines = 4096;
+
   // Validates (finite, positive memory and tflops, latency >= 0, bandwidth > 0, indices in
   // range, no self loops, no duplicate pairs) and throws std::invalid_argument naming the
-  // field and value. Computes all-pairs routes once (Floyd-Warshall, O(N^3): meant for
-  // clusters of up to a few thousand machines).
+  // field and value. Computes all-pairs routes once (Floyd-Warshall, O(N^3), skipped when
+  // every pair has a link): at most kMaxExplicitMachines machines.
   Cluster(std::vector<Machine> machines, std::vector<Link> links, MissingLinkRule rule = MissingLinkRule::Route);
+  // A regional cluster (see RegionalNetwork); validated the same way, O(N + R^3) to build.
+  static Cluster from_network(std::vector<Machine> machines, RegionalNetwork net,
+                              MissingLinkRule rule = MissingLinkRule::Route);
 
   int64_t size() const { return static_cast<int64_t>(machines_.size()); }
   const Machine& machine(int64_t i) const { return machines_[static_cast<size_t>(i)]; }
   const std::vector<Machine>& machines() const { return machines_; }
-  const std::vector<Link>& links() const { return links_; }
+  const std::vector<Link>& links() const { return links_; }  // empty for a regional cluster
   MissingLinkRule rule() const { return rule_; }
+  bool regional() const { return regional_; }
+  const RegionalNetwork& network() const { return net_; }  // regional clusters only
 
   // Alpha-beta parameters of the (possibly routed) pair; 0 latency and infinite bandwidth
   // for i == j. latency_s is +inf for a pair that cannot communicate.
-  double latency_s(int64_t i, int64_t j) const { return latency_s_[index(i, j)]; }
-  double bandwidth_Bps(int64_t i, int64_t j) const { return bandwidth_Bps_[index(i, j)]; }  // bytes/s
-  bool direct(int64_t i, int64_t j) const { return direct_[index(i, j)] != 0; }
+  double latency_s(int64_t i, int64_t j) const {
+    if (!regional_) return latency_s_[index(i, j)];
+    if (i == j) return 0.0;
+    return access_s_[static_cast<size_t>(i)] + access_s_[static_cast<size_t>(j)] + latency_s_[rindex(i, j)];
+  }
+  double bandwidth_Bps(int64_t i, int64_t j) const {  // bytes/s
+    if (!regional_) return bandwidth_Bps_[index(i, j)];
+    if (i == j) return std::numeric_limits<double>::infinity();
+    return bandwidth_Bps_[rindex(i, j)];
+  }
+  bool direct(int64_t i, int64_t j) const {
+    if (!regional_) return direct_[index(i, j)] != 0;
+    return i != j && direct_[rindex(i, j)] != 0;
+  }
   bool reachable(int64_t i, int64_t j) const;
   // "machine 3 ('Beijing-3')", or "machine 3" for an unnamed machine: how messages name it.
   std::string label(int64_t i) const;
@@ -59,15 +97,27 @@ class Cluster {
   double send_time(int64_t i, int64_t j, double bytes) const;
 
   // A copy without machine `i` (indices above it shift down by one), and with one more
-  // machine and its links (the new machine's index is size()).
+  // machine and its links (the new machine's index is size()). A regional cluster takes a
+  // new machine with its region and access latency instead of links.
   Cluster without(int64_t i) const;
   Cluster with_machine(const Machine& m, const std::vector<Link>& links_to_new) const;
+  Cluster with_machine(const Machine& m, int64_t region, double access_ms) const;
 
  private:
+  struct RegionalTag {};
+  Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net, MissingLinkRule rule);
   size_t index(int64_t i, int64_t j) const { return static_cast<size_t>(i * size() + j); }
+  size_t rindex(int64_t i, int64_t j) const {
+    return static_cast<size_t>(net_.region[static_cast<size_t>(i)] * net_.regions + net_.region[static_cast<size_t>(j)]);
+  }
+  void route(int64_t n, std::vector<double>& lat, std::vector<double>& bw, const std::vector<uint8_t>& direct) const;
   std::vector<Machine> machines_;
   std::vector<Link> links_;
   MissingLinkRule rule_;
+  bool regional_ = false;
+  RegionalNetwork net_;
+  std::vector<double> access_s_;  // regional: per machine, seconds
+  // Explicit: N x N pair tables. Regional: R x R region-pair tables (routed).
   std::vector<double> latency_s_, bandwidth_Bps_;
   std::vector<uint8_t> direct_;
 };

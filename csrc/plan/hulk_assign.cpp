@@ -35,12 +35,28 @@ std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<Model
     }
   }
   const size_t R = regions.size();
-  // Region distance: the lowest latency between any of their machines.
+  // Region distance: the lowest latency between any of their machines. In a regional
+  // network that is the pair of machines with the least access latency, found in O(N).
   std::vector<double> dist(R * R, kInf);
-  for (size_t a = 0; a < R; ++a)
-    for (size_t b = 0; b < R; ++b)
-      for (int64_t x : regions[a])
-        for (int64_t y : regions[b]) dist[a * R + b] = std::min(dist[a * R + b], c.latency_s(x, y));
+  bool one_network_region_each = c.regional();  // region names and network regions agree
+  for (size_t r = 0; r < R && one_network_region_each; ++r)
+    for (int64_t x : regions[r])
+      if (c.network().region[static_cast<size_t>(x)] != c.network().region[static_cast<size_t>(regions[r][0])])
+        one_network_region_each = false;
+  if (one_network_region_each) {
+    std::vector<int64_t> rep(R);
+    for (size_t r = 0; r < R; ++r)
+      rep[r] = *std::min_element(regions[r].begin(), regions[r].end(), [&](int64_t x, int64_t y) {
+        return c.network().access_ms[static_cast<size_t>(x)] < c.network().access_ms[static_cast<size_t>(y)];
+      });
+    for (size_t a = 0; a < R; ++a)
+      for (size_t b = 0; b < R; ++b) dist[a * R + b] = c.latency_s(rep[a], rep[b]);
+  } else {
+    for (size_t a = 0; a < R; ++a)
+      for (size_t b = 0; b < R; ++b)
+        for (int64_t x : regions[a])
+          for (int64_t y : regions[b]) dist[a * R + b] = std::min(dist[a * R + b], c.latency_s(x, y));
+  }
   std::vector<double> mem(R);
   for (size_t r = 0; r < R; ++r) mem[r] = group_memory(c, regions[r]);
 

@@ -169,7 +169,8 @@ std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vect
       }
     }
     out.push_back(machines[next]);
-    machines.erase(machines.begin() + static_cast<std::ptrdiff_t>(next));
+    machines[next] = machines.back();  // O(1) removal; ties go to the lower id, so order is irrelevant
+    machines.pop_back();
   }
   return out;
 }

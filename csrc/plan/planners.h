@@ -49,6 +49,12 @@ struct SearchOptions {
 // machines) with simulated annealing on the makespan, until the time limit.
 Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts = {});
 
+// Hulk's short local refinement (DESIGN section 6): the search's annealing moves started
+// from the plan's own assignment, within opts' budget; returns the better of the two plans
+// (planning_s includes the refinement). A plan whose jobs share machines (a job waits) or
+// run one after another is returned unchanged.
+Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Plan& p, const SearchOptions& opts);
+
 // The paper's Algorithm 1 on a classification (machine -> job index or -1): jobs in order of
 // memory need take their classified machines; a group short of memory takes the closest
 // machines from idle ones, then from groups with surplus; groups that cannot be made to fit

@@ -39,10 +39,14 @@ class Evaluator {
     auto& cache = cache_[j];
     const auto it = cache.find(g);
     if (it != cache.end()) return it->second;
-    if (cache.size() > 200000) cache.clear();  // bound memory on long runs
+    if (cached_ids_ > kMaxCachedIds) {  // bound memory on long runs (keys are whole groups)
+      for (auto& m : cache_) m.clear();
+      cached_ids_ = 0;
+    }
     const JobPlan jp = best_pipeline(c_, jobs_[j], g);
     JobEval e{jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0)};
     cache.emplace(g, e);
+    cached_ids_ += g.size() + 8;
     return e;
   }
 
@@ -66,61 +70,77 @@ class Evaluator {
   const Cluster& c_;
   const std::vector<ModelSpec>& jobs_;
   std::vector<std::map<std::vector<int64_t>, JobEval>> cache_;
+  static constexpr size_t kMaxCachedIds = size_t{1} << 25;  // 32M machine ids, 256 MB
+  size_t cached_ids_ = 0;
 };
 
 // Greedy start: jobs by decreasing memory need each grow a group from the free machine with
 // the most memory, adding the free machine closest to the group, until best_pipeline fits.
-// A job that cannot fit on every free machine takes none (so the others still can). Left-over
-// machines go one by one to the job whose time they cut most.
+// A job that cannot fit on every free machine takes none (so the others still can). Then
+// each job in turn takes batches of the free machines closest to it (batch = its current
+// size, so O(log N) evaluations per job) while a batch shortens its iteration time.
 std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev) {
-  std::vector<int64_t> assign(static_cast<size_t>(c.size()), -1);
+  const int64_t N = c.size();
+  std::vector<int64_t> assign(static_cast<size_t>(N), -1);
+  // Distance of each machine to a group, updated as the group grows: O(N) per machine added.
+  auto distances_to = [&](const std::vector<int64_t>& g) {
+    std::vector<double> d(static_cast<size_t>(N), kInf);
+    for (int64_t y : g)
+      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+    return d;
+  };
   for (int64_t j : jobs_by_need(jobs)) {
     const ModelSpec& m = jobs[static_cast<size_t>(j)];
     std::vector<int64_t> g;
+    std::vector<uint8_t> in(static_cast<size_t>(N), 0);
+    std::vector<double> dist(static_cast<size_t>(N), kInf);
+    double mem = 0;
     bool ok = false;
     while (!ok) {
       int64_t pick = -1;
       double best = kInf;
-      for (int64_t x = 0; x < c.size(); ++x) {
-        if (assign[static_cast<size_t>(x)] >= 0 || std::find(g.begin(), g.end(), x) != g.end()) continue;
-        double d = -capacity_bytes(c, x);
-        if (!g.empty()) {
-          d = kInf;
-          for (int64_t y : g) d = std::min(d, c.latency_s(x, y));
-        }
+      for (int64_t x = 0; x < N; ++x) {
+        if (assign[static_cast<size_t>(x)] >= 0 || in[static_cast<size_t>(x)]) continue;
+        const double d = g.empty() ? -capacity_bytes(c, x) : dist[static_cast<size_t>(x)];
         if (pick < 0 || d < best) {
           pick = x;
           best = d;
         }
       }
       if (pick < 0) break;
-      g.push_back(pick);
-      std::sort(g.begin(), g.end());
-      ok = group_memory(c, g) >= memory_need(m) && ev.job(static_cast<size_t>(j), g).feasible;
+      g.insert(std::upper_bound(g.begin(), g.end(), pick), pick);
+      in[static_cast<size_t>(pick)] = 1;
+      mem += capacity_bytes(c, pick);
+      for (int64_t x = 0; x < N; ++x) dist[static_cast<size_t>(x)] = std::min(dist[static_cast<size_t>(x)], c.latency_s(x, pick));
+      ok = mem >= memory_need(m) && ev.job(static_cast<size_t>(j), g).feasible;
     }
     if (ok)
       for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
   }
   std::vector<std::vector<int64_t>> g = groups_of(assign, jobs.size());
-  for (int64_t x = 0; x < c.size(); ++x) {
-    if (assign[static_cast<size_t>(x)] >= 0) continue;
-    int64_t pick = -1;
-    double gain = 0;
-    for (size_t j = 0; j < jobs.size(); ++j) {
-      if (g[j].empty()) continue;
-      const double before = ev.job(j, g[j]).time;
-      std::vector<int64_t> h = g[j];
-      h.insert(std::upper_bound(h.begin(), h.end(), x), x);
-      const double after = ev.job(j, h).time;
-      if (after < before && before - after > gain) {
-        gain = before - after;
-        pick = static_cast<int64_t>(j);
-      }
-    }
-    if (pick >= 0) {
-      assign[static_cast<size_t>(x)] = pick;
-      auto& h = g[static_cast<size_t>(pick)];
-      h.insert(std::upper_bound(h.begin(), h.end(), x), x);
+  for (int64_t j : jobs_by_need(jobs)) {
+    auto& h = g[static_cast<size_t>(j)];
+    if (h.empty()) continue;
+    const std::vector<double> dist = distances_to(h);
+    std::vector<int64_t> free;
+    for (int64_t x = 0; x < N; ++x)
+      if (assign[static_cast<size_t>(x)] < 0) free.push_back(x);
+    std::stable_sort(free.begin(), free.end(),
+                     [&](int64_t a, int64_t b) { return dist[static_cast<size_t>(a)] < dist[static_cast<size_t>(b)]; });
+    size_t next = 0;
+    double before = ev.job(static_cast<size_t>(j), h).time;
+    while (next < free.size()) {
+      const size_t take = std::min(free.size() - next, h.size());
+      std::vector<int64_t> trial = h;
+      trial.insert(trial.end(), free.begin() + static_cast<std::ptrdiff_t>(next),
+                   free.begin() + static_cast<std::ptrdiff_t>(next + take));
+      std::sort(trial.begin(), trial.end());
+      const double after = ev.job(static_cast<size_t>(j), trial).time;
+      if (!(after < before * (1 - 1e-9))) break;
+      for (size_t k = next; k < next + take; ++k) assign[static_cast<size_t>(free[k])] = j;
+      h = std::move(trial);
+      before = after;
+      next += take;
     }
   }
   return assign;
@@ -167,48 +187,21 @@ std::vector<int64_t> whole_model_assignment(const Cluster& c, const std::vector<
   return assign;
 }
 
-}  // namespace
-
-Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
-  const auto t0 = Clock::now();
-  Evaluator ev(c, jobs);
+// Simulated annealing on the makespan from `start`. The temperature follows the iteration
+// count (not the clock), so a fixed iteration budget gives the same walk for the same seed.
+// Every `period` moves the walk restarts from the best assignment seen, hot again.
+struct Walk {
+  std::vector<int64_t> best;
+  Score score;
+  int64_t moves = 0;
+};
+Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t> cur,
+            const SearchOptions& opts, Clock::time_point t0) {
   const int64_t N = c.size();
   const int64_t J = static_cast<int64_t>(jobs.size());
-
-  // Starting candidates; the best one seeds the local search.
-  const Plan hulk = plan_hulk(c, jobs, heuristic_classes(c, jobs));
-  std::vector<std::pair<std::string, std::vector<int64_t>>> starts = {
-      {"greedy", greedy_assignment(c, jobs, ev)},
-      {"contiguous blocks", block_assignment(c, jobs)},
-      {"whole-model machines", whole_model_assignment(c, jobs)},
-  };
-  {  // Hulk's groups are a start too when no job waits (waiting jobs share machines).
-    std::vector<int64_t> a(static_cast<size_t>(N), -1);
-    bool disjoint = true;
-    for (int64_t j = 0; j < J && disjoint; ++j)
-      for (int64_t x : hulk.jobs[static_cast<size_t>(j)].machines()) {
-        if (a[static_cast<size_t>(x)] >= 0) disjoint = false;
-        a[static_cast<size_t>(x)] = j;
-      }
-    if (disjoint) starts.push_back({"hulk", a});
-  }
-  std::vector<int64_t> cur;
-  Score cur_s;
-  std::string start_name;
-  for (auto& st : starts) {
-    const Score s = ev.score(st.second);
-    if (cur.empty() || s < cur_s) {
-      cur = st.second;
-      cur_s = s;
-      start_name = st.first;
-    }
-  }
+  Score cur_s = ev.score(cur);
   std::vector<int64_t> best = cur;
   Score best_s = cur_s;
-
-  // Simulated annealing on the makespan. The temperature follows the iteration count (not
-  // the clock), so a fixed iteration budget gives the same walk for the same seed. Every
-  // `period` moves the walk restarts from the best assignment seen, hot again.
   std::mt19937_64 rng(opts.seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const int64_t period = 1000;
@@ -250,6 +243,51 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
       }
     }
   }
+  return {std::move(best), best_s, it};
+}
+
+// The assignment of a concurrent plan whose groups are disjoint; empty when jobs share
+// machines (a job waits for another) or the plan is sequential.
+std::vector<int64_t> disjoint_assignment(const Cluster& c, const Plan& p) {
+  if (p.sequential) return {};
+  std::vector<int64_t> a(static_cast<size_t>(c.size()), -1);
+  for (size_t j = 0; j < p.jobs.size(); ++j)
+    for (int64_t x : p.jobs[j].machines()) {
+      if (a[static_cast<size_t>(x)] >= 0) return {};
+      a[static_cast<size_t>(x)] = static_cast<int64_t>(j);
+    }
+  return a;
+}
+
+}  // namespace
+
+Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
+  const auto t0 = Clock::now();
+  Evaluator ev(c, jobs);
+
+  // Starting candidates; the best one seeds the local search.
+  const Plan hulk = plan_hulk(c, jobs, heuristic_classes(c, jobs));
+  std::vector<std::pair<std::string, std::vector<int64_t>>> starts = {
+      {"greedy", greedy_assignment(c, jobs, ev)},
+      {"contiguous blocks", block_assignment(c, jobs)},
+      {"whole-model machines", whole_model_assignment(c, jobs)},
+  };
+  // Hulk's groups are a start too when no job waits (waiting jobs share machines).
+  if (auto a = disjoint_assignment(c, hulk); !a.empty()) starts.push_back({"hulk", std::move(a)});
+  std::vector<int64_t> cur;
+  Score cur_s;
+  std::string start_name;
+  for (auto& st : starts) {
+    const Score s = ev.score(st.second);
+    if (cur.empty() || s < cur_s) {
+      cur = st.second;
+      cur_s = s;
+      start_name = st.first;
+    }
+  }
+  const Walk walk = anneal(c, jobs, ev, cur, opts, t0);
+  const std::vector<int64_t>& best = walk.best;
+  const int64_t it = walk.moves;
 
   Plan p = plan_from_assignment(c, jobs, best, "search");
   const std::string summary =
@@ -276,6 +314,29 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
   p.notes.insert(p.notes.begin(), summary);
   p.planning_s = seconds_since(t0);
   return p;
+}
+
+
+Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Plan& p, const SearchOptions& opts) {
+  const auto t0 = Clock::now();
+  std::vector<int64_t> start = disjoint_assignment(c, p);
+  if (start.empty() || p.jobs.size() != jobs.size()) return p;
+  Evaluator ev(c, jobs);
+  const Walk walk = anneal(c, jobs, ev, std::move(start), opts, t0);
+  std::ostringstream what;
+  what << "refinement: " << walk.moves << " local-search moves";
+  Plan q = plan_from_assignment(c, jobs, walk.best, p.planner.c_str());
+  if (!(score_of(q) < score_of(p))) {
+    Plan same = p;
+    same.notes.push_back(what.str() + " found nothing better");
+    same.planning_s = p.planning_s + seconds_since(t0);
+    return same;
+  }
+  what << " shortened the makespan from " << p.makespan_s / 3600 << " h to " << q.makespan_s / 3600 << " h";
+  q.notes = p.notes;
+  q.notes.push_back(what.str());
+  q.planning_s = p.planning_s + seconds_since(t0);
+  return q;
 }
 
 }  // namespace hulk::plan

@@ -245,3 +245,135 @@ TEST(Cluster, WithMachineValidates) {
 }
 
 }  // namespace
+
+// ---- regional clusters ----------------------------------------------------------------------
+
+namespace regional {
+
+using hulk::plan::RegionalNetwork;
+
+// Four regions on a diamond like diamond_links() (region pairs 0-3 and 1-2 have no direct
+// connection), LAN latencies 0.5..2 ms on the diagonal, machines spread over the regions.
+RegionalNetwork diamond(int n, bool with_access, uint64_t seed) {
+  RegionalNetwork net;
+  net.regions = 4;
+  const double lat[4][4] = {{0.5, 10, 5, 0}, {10, 1.0, 0, 20}, {5, 0, 1.5, 40}, {0, 20, 40, 2.0}};
+  const double bw[4][4] = {{10, 8, 80, 1}, {8, 10, 1, 4}, {80, 1, 10, 80}, {1, 4, 80, 10}};
+  for (int r = 0; r < 4; ++r)
+    for (int s = 0; s < 4; ++s) {
+      net.base_latency_ms.push_back(lat[r][s]);
+      net.base_bandwidth_gbps.push_back(bw[r][s]);
+      net.region_link.push_back(!((r == 0 && s == 3) || (r == 3 && s == 0) || (r == 1 && s == 2) || (r == 2 && s == 1)));
+    }
+  uint64_t state = seed;
+  for (int i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    net.region.push_back(static_cast<int64_t>((state >> 33) % 4));
+    net.access_ms.push_back(with_access ? static_cast<double>((state >> 20) % 1000) / 1000.0 : 0.0);
+  }
+  return net;
+}
+
+// The same network written out as explicit links (one per directly connected pair).
+std::vector<Link> explicit_links(const RegionalNetwork& net) {
+  std::vector<Link> links;
+  const int64_t n = static_cast<int64_t>(net.region.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) {
+      const size_t p = static_cast<size_t>(net.region[static_cast<size_t>(i)] * net.regions + net.region[static_cast<size_t>(j)]);
+      if (!net.region_link[p]) continue;
+      links.push_back({i, j, net.access_ms[static_cast<size_t>(i)] + net.access_ms[static_cast<size_t>(j)] + net.base_latency_ms[p],
+                       net.base_bandwidth_gbps[p]});
+    }
+  return links;
+}
+
+}  // namespace regional
+
+TEST(ClusterRegional, MatchesExplicitLinksWithoutAccessLatency) {
+  // With zero access latency a relay machine adds nothing, so machine-level routing of the
+  // explicit cluster and region-level routing must give the same tables.
+  for (MissingLinkRule rule : {MissingLinkRule::Route, MissingLinkRule::Forbid}) {
+    for (uint64_t seed : {1u, 2u, 3u}) {
+      const auto net = regional::diamond(23, false, seed);
+      const Cluster rc = Cluster::from_network(machines(23), net, rule);
+      const Cluster ec(machines(23), regional::explicit_links(net), rule);
+      ASSERT_TRUE(rc.regional());
+      ASSERT_FALSE(ec.regional());
+      for (int64_t i = 0; i < 23; ++i)
+        for (int64_t j = 0; j < 23; ++j) {
+          if (std::isinf(ec.latency_s(i, j)))
+            EXPECT_EQ(rc.latency_s(i, j), ec.latency_s(i, j)) << i << "," << j;
+          else
+            EXPECT_NEAR(rc.latency_s(i, j), ec.latency_s(i, j), kTol) << i << "," << j;
+          EXPECT_EQ(rc.bandwidth_Bps(i, j), ec.bandwidth_Bps(i, j)) << i << "," << j;
+          EXPECT_EQ(rc.direct(i, j), ec.direct(i, j)) << i << "," << j;
+          EXPECT_EQ(rc.reachable(i, j), ec.reachable(i, j)) << i << "," << j;
+        }
+    }
+  }
+}
+
+TEST(ClusterRegional, AccessLatencyAddsToRoutedRegionLatency) {
+  auto net = regional::diamond(0, true, 0);
+  net.region = {0, 3, 1, 1};
+  net.access_ms = {0.25, 0.5, 1.0, 2.0};
+  const Cluster c = Cluster::from_network(machines(4), net);
+  // 0 (region 0) - 1 (region 3): routed via region 1, 10 + 20 = 30 ms, bw min(8, 4) = 4 Gbps.
+  EXPECT_NEAR(c.latency_s(0, 1), (0.25 + 0.5 + 30) / 1e3, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(0, 1), 4e9 / 8);
+  EXPECT_FALSE(c.direct(0, 1));
+  // 2 - 3 share region 1: LAN 1.0 ms, 10 Gbps.
+  EXPECT_NEAR(c.latency_s(2, 3), (1.0 + 2.0 + 1.0) / 1e3, kTol);
+  EXPECT_DOUBLE_EQ(c.bandwidth_Bps(2, 3), 10e9 / 8);
+  EXPECT_TRUE(c.direct(2, 3));
+  EXPECT_EQ(c.latency_s(2, 2), 0.0);
+  EXPECT_EQ(c.bandwidth_Bps(2, 2), kInf);
+  EXPECT_NEAR(c.send_time(0, 2, 1e9), (0.25 + 1.0 + 10) / 1e3 + 1e9 / (8e9 / 8), kTol);
+  // Forbid: the missing region pair cannot talk.
+  const Cluster f = Cluster::from_network(machines(4), net, MissingLinkRule::Forbid);
+  EXPECT_FALSE(f.reachable(0, 1));
+  EXPECT_EQ(f.send_time(0, 1, 1.0), kInf);
+}
+
+TEST(ClusterRegional, WithoutAndWithMachineKeepTheNetwork) {
+  const auto net = regional::diamond(9, true, 7);
+  const Cluster c = Cluster::from_network(machines(9), net);
+  const Cluster w = c.without(4);
+  ASSERT_EQ(w.size(), 8);
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      EXPECT_EQ(w.latency_s(i, j), c.latency_s(i < 4 ? i : i + 1, j < 4 ? j : j + 1));
+  const Cluster a = c.with_machine(mach("new"), 2, 0.125);
+  ASSERT_EQ(a.size(), 10);
+  EXPECT_NEAR(a.latency_s(9, 0), 0.125e-3 + net.access_ms[0] / 1e3 + (net.region[0] == 2 ? 1.5 : net.region[0] == 0 ? 5.0 : net.region[0] == 3 ? 40.0 : 15.0) / 1e3, kTol);
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), {}); }, {"regional cluster"}));
+  EXPECT_TRUE(throws_invalid_argument_with([&] { c.with_machine(mach("x"), 4, 0.0); }, {"region 4 out of range"}));
+}
+
+TEST(ClusterRegional, Validation) {
+  auto bad = [](auto edit, const std::string& what) {
+    auto net = regional::diamond(5, true, 3);
+    edit(net);
+    return throws_invalid_argument_with([&] { Cluster::from_network(machines(5), net); }, {what});
+  };
+  using N = hulk::plan::RegionalNetwork;
+  EXPECT_TRUE(bad([](N& n) { n.regions = 0; }, "regions must be >= 1"));
+  EXPECT_TRUE(bad([](N& n) { n.region.pop_back(); }, "one entry per machine"));
+  EXPECT_TRUE(bad([](N& n) { n.base_latency_ms.pop_back(); }, "R * R = 16"));
+  EXPECT_TRUE(bad([](N& n) { n.region[2] = 7; }, "machine 2 ('m2'): region 7 out of range"));
+  EXPECT_TRUE(bad([](N& n) { n.access_ms[1] = -1; }, "access_ms must be finite and >= 0, got -1"));
+  EXPECT_TRUE(bad([](N& n) { n.region_link[5] = 0; }, "diagonal"));
+  EXPECT_TRUE(bad([](N& n) { n.base_latency_ms[1] = 11; }, "symmetric"));
+  EXPECT_TRUE(bad([](N& n) { n.base_bandwidth_gbps[1] = n.base_bandwidth_gbps[4] = 0; }, "base_bandwidth_gbps must be finite and > 0"));
+  EXPECT_TRUE(bad([](N& n) { n.base_latency_ms[2] = n.base_latency_ms[8] = std::nan(""); }, "base_latency_ms must be finite"));
+  // Unlinked pairs may hold anything: they are never read.
+  auto net = regional::diamond(5, true, 3);
+  net.base_latency_ms[3] = net.base_latency_ms[12] = -5;
+  EXPECT_NO_THROW(Cluster::from_network(machines(5), net));
+}
+
+TEST(ClusterRegional, ExplicitClustersHaveASizeLimit) {
+  EXPECT_TRUE(throws_invalid_argument_with([] { Cluster c(machines(Cluster::kMaxExplicitMachines + 1), {}); },
+                                           {"RegionalNetwork"}));
+}

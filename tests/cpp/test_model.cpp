@@ -130,6 +130,30 @@ TEST(Model, TrainingIsDeterministicForASeed) {
   EXPECT_FALSE(ref::identical(a.logits(g), c.logits(g)));
 }
 
+// train_step on the whole graph, k times, is fit() for k epochs (same weights, same losses):
+// both take the same forward, loss, backward and Adam step, with dropout on.
+TEST(Model, TrainStepsMatchFit) {
+  const Graph g = make_graph(11);
+  const auto labels = make_labels(kNodes, 5);
+  ModelConfig cfg = small_config(true, hulk::ops::Pooling::Mean, false);
+  cfg.dropout = 0.2f;
+  cfg.standardize = true;
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 12;
+  opts.lr = 0.03f;
+  Model a(cfg), b(cfg);
+  const auto h = a.fit(g, labels, {}, {}, opts);
+  b.fit_scaler(g);
+  for (int64_t e = 0; e < opts.epochs; ++e) {
+    const auto r = b.train_step(g, labels, {}, opts.lr, opts.weight_decay);
+    EXPECT_EQ(r.loss, h[static_cast<size_t>(e)].train_loss) << "step " << e + 1;
+  }
+  EXPECT_TRUE(ref::identical(a.logits(g), b.logits(g)));
+  EXPECT_TRUE(ref::throws_invalid_argument_with([&] { b.train_step(g, std::vector<int64_t>(kNodes, -1), {}, 0.01f, 0.0f); },
+                                           {"no labelled node"}));
+  EXPECT_TRUE(ref::throws_invalid_argument_with([&] { b.train_step(g, labels, {}, -1.0f, 0.0f); }, {"lr"}));
+}
+
 TEST(Model, TrainingLowersTheLoss) {
   const Graph g = make_graph(21, true, 40, 120);
   const auto labels = make_labels(40, 2);

@@ -323,6 +323,73 @@ TEST(PlanSearch, DeterministicForASeedWithAnIterationBudget) {
   EXPECT_NE(a.notes[0].find("400 local-search moves"), std::string::npos) << a.notes[0];
 }
 
+// The same network given as a regional cluster (two regions, no access latency) and as
+// explicit links: every planner must give the same plan.
+TEST(PlanSearch, RegionalAndExplicitClustersPlanAlike) {
+  Net net;
+  net.inter_ms = 70;
+  net.inter_gbps = 0.4;
+  const std::vector<double> mem_a{8, 6, 10, 5}, mem_b{9, 7, 4};
+  const Cluster e = two_regions(mem_a, mem_b, net);
+  RegionalNetwork rn;
+  rn.regions = 2;
+  rn.base_latency_ms = {net.intra_ms, net.inter_ms, net.inter_ms, net.intra_ms};
+  rn.base_bandwidth_gbps = {net.intra_gbps, net.inter_gbps, net.inter_gbps, net.intra_gbps};
+  rn.region_link = {1, 1, 1, 1};
+  for (size_t k = 0; k < mem_a.size() + mem_b.size(); ++k) {
+    rn.region.push_back(k < mem_a.size() ? 0 : 1);
+    rn.access_ms.push_back(0.0);
+  }
+  const Cluster r = Cluster::from_network(e.machines(), rn);
+  const std::vector<ModelSpec> jobs{model("j0", 6, 5e7, 16), model("j1", 4, 1e8, 8)};
+  SearchOptions o;
+  o.time_limit_s = 60;
+  o.max_iterations = 300;
+  auto same = [](const Plan& a, const Plan& b) {
+    ASSERT_EQ(a.jobs.size(), b.jobs.size());
+    for (size_t j = 0; j < a.jobs.size(); ++j) EXPECT_EQ(a.jobs[j].machines(), b.jobs[j].machines());
+    EXPECT_EQ(a.makespan_s, b.makespan_s);
+  };
+  same(plan_search(e, jobs, o), plan_search(r, jobs, o));
+  same(plan_hulk(e, jobs, heuristic_classes(e, jobs)), plan_hulk(r, jobs, heuristic_classes(r, jobs)));
+  same(plan_system_b(e, jobs), plan_system_b(r, jobs));
+  same(plan_system_c(e, jobs), plan_system_c(r, jobs));
+}
+
+// Refinement never makes a plan worse, is deterministic under an iteration budget, and
+// leaves plans outside its move space (sequential ones) alone.
+TEST(PlanSearch, RefinementNeverWorsensAPlan) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Cluster c = random_cluster(rng);
+    const std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)};
+    SearchOptions o;
+    o.time_limit_s = 60;
+    o.max_iterations = 200;
+    o.seed = static_cast<uint64_t>(trial);
+    const Plan h = plan_hulk(c, jobs, heuristic_classes(c, jobs));
+    const Plan r1 = refine_plan(c, jobs, h, o), r2 = refine_plan(c, jobs, h, o);
+    EXPECT_LE(r1.makespan_s, h.makespan_s) << "trial " << trial;
+    EXPECT_EQ(r1.makespan_s, r2.makespan_s);
+    EXPECT_EQ(r1.planner, "hulk");
+    EXPECT_GE(r1.planning_s, h.planning_s);
+    const Plan b = plan_system_b(c, jobs);
+    const Plan rb = refine_plan(c, jobs, b, o);
+    EXPECT_EQ(rb.makespan_s, b.makespan_s);
+    EXPECT_EQ(rb.notes, b.notes);
+  }
+  // A deliberately poor start (everything on one job's group, the other job idle-less) improves.
+  const Cluster c = two_regions({8, 8, 8}, {8, 8, 8}, Net{1, 100, 150, 0.05});
+  const std::vector<ModelSpec> jobs{model("j0", 6, 1e8, 16), model("j1", 6, 1e8, 16)};
+  const Plan poor = plan_assignment(c, jobs, {0, 1, 0, 1, 0, 1}, "hulk");
+  SearchOptions o;
+  o.max_iterations = 2000;
+  o.time_limit_s = 60;
+  const Plan better = refine_plan(c, jobs, poor, o);
+  EXPECT_LT(better.makespan_s, poor.makespan_s);
+  EXPECT_NE(better.notes.back().find("shortened the makespan"), std::string::npos) << better.notes.back();
+}
+
 TEST(PlanSearch, AssignmentIsValidated) {
   const Cluster c = two_regions({8}, {8});
   EXPECT_THROW(plan_assignment(c, {model("m", 4)}, {0}), std::invalid_argument);
