@@ -10,13 +10,13 @@ import argparse
 import datetime
 import math
 import platform
-import re
 import sys
 import time
 from pathlib import Path
 
 import hulk
 from hulk import cluster_spec, datasets, models, planner, report
+from results_file import write_section  # benchmarks/ is on sys.path when run as a script
 
 BEGIN, END = "<!-- bench_plan:begin -->", "<!-- bench_plan:end -->"
 
@@ -81,13 +81,7 @@ def main(argv=None) -> int:
                  "|---|---:|---:|---:|---|", *table, "", "Per job, seconds per iteration:", "", "```", per_job,
                  "```", ""]
     text.append(END)
-    out = Path(args.out)
-    old = out.read_text() if out.exists() else "# Benchmark results\n"
-    block = "\n".join(text)
-    new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, old, flags=re.S) \
-        if BEGIN in old else old.rstrip() + "\n\n" + block + "\n"
-    out.write_text(new)
-    print(f"\nwrote {out}")
+    write_section(args.out, BEGIN, END, text)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``hulk classify`` (the main job for now) and ``hulk info``."""
+"""Command line: ``hulk plan`` (the main job), ``hulk train``, ``hulk classify`` and ``hulk info``."""
 
 from __future__ import annotations
 
@@ -98,12 +98,17 @@ def _load_json_arg(text: str):
 def cmd_plan(args: argparse.Namespace) -> int:
     """Plans the jobs with every planner (or one) and prints per-job times and the makespan."""
     from . import cluster_spec, planner as planner_mod, report
+    if args.cluster and args.generate:
+        raise ValueError("give --cluster or --generate, not both")
     if args.cluster:
-        spec = cluster_spec.from_json(args.cluster)
+        spec = planner_mod.as_cluster_spec(args.cluster)
+    elif args.generate:
+        from . import generate
+        spec = generate.generate_cluster(args.generate, seed=args.seed)
     else:
         spec = cluster_spec.hulk47_spec()
     jobs = _job_list(args.jobs)
-    default_cluster = not args.cluster
+    default_cluster = not args.cluster and not args.generate
     if args.planner == "all":
         names = ["a", "b", "c", "search", "hulk"]
         if default_cluster and sorted(jobs) == sorted(datasets.HULK47_CLASSES):
@@ -111,13 +116,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         names = [args.planner]
     model = None
+    if args.classifier == "heuristic":
+        model = "heuristic"
+    elif args.model:
+        from . import learn
+        model = learn.LearnedPlanner.load(args.model)
     if args.gnn:
         if not default_cluster or jobs != list(datasets.HULK47_CLASSES):
             raise ValueError("--gnn trains the classifier on the paper's Table 2 labels: it needs the bundled "
                              f"cluster and the jobs {', '.join(datasets.HULK47_CLASSES)} in that order")
         model = _table2_gnn(args.seed)
-    plans = [planner_mod.plan(spec, jobs, name, time_limit_s=args.time_limit, seed=args.seed, model=model)
-             for name in names]
+    plans = [planner_mod.plan(spec, jobs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
+                              max_iterations=args.max_iterations) for name in names]
     repaired = []
     if args.fail is not None or args.add:
         for p in plans:
@@ -166,6 +176,35 @@ def _table2_gnn(seed: int):
     return model
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    """Labels generated clusters with the search planner (cached) and trains the learned planner."""
+    from . import learn
+    log = (lambda *a, **k: None) if args.quiet else print
+    sizes = _sizes(args.sizes)
+    samples = learn.make_dataset(args.samples, seed=args.seed, sizes=sizes, time_limit_s=args.label_time,
+                                 iterations=args.label_iterations, cache_dir=args.cache, workers=args.workers,
+                                 progress=not args.quiet)
+    unlabelled = sum(1 for s in samples if not (s.labels >= 0).any())
+    log(f"{len(samples)} labelled clusters of {sizes[0]}-{sizes[1]} machines "
+        f"({unlabelled} where the search kept a sequential plan; not used)")
+    planner, history = learn.train(samples, hidden=args.hidden, epochs=args.epochs, batch_graphs=args.batch,
+                                   lr=args.lr, seed=args.seed, device=args.device, progress=not args.quiet, log=log)
+    planner.info.update(command="hulk train " + " ".join(args.argv), samples_requested=args.samples,
+                        sizes=list(sizes), label_time_s=args.label_time, label_iterations=args.label_iterations)
+    planner.save(args.out)
+    log(f"best validation accuracy {planner.info['best_val_acc']:.3f}; model written to {args.out} "
+        f"(encoding in {args.out}.json)")
+    return 0
+
+
+def _sizes(text: str) -> tuple:
+    try:
+        lo, hi = (int(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(f"--sizes: expected two integers LO,HI, got {text!r}") from None
+    return lo, hi
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     print(f"hulk {_core.__version__}")
     print(f"CUDA backend compiled: {bool(_core.built_with_cuda)}")
@@ -199,8 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one planner, or all (default)")
     p.add_argument("--time-limit", type=float, default=2.0, help="search time limit in seconds (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--gnn", action="store_true", help="Hulk classifies machines with the GNN trained on the "
-                                                      "paper's Table 2 labels (default: the region heuristic)")
+    p.add_argument("--generate", type=int, metavar="N", help="plan on a generated cluster of N machines "
+                                                               "(hulk.generate, seeded by --seed)")
+    p.add_argument("--max-iterations", type=int, default=0, help="also stop the search after this many moves "
+                                                                 "(reproducible plans; default 0 = time limit only)")
+    p.add_argument("--classifier", choices=["learned", "heuristic"], default="learned",
+                   help="how Hulk classifies machines: the learned planner (default: the model shipped with "
+                        "the package, or --model) or the region heuristic")
+    p.add_argument("--model", metavar="PATH", help="a learned planner written by `hulk train`")
+    p.add_argument("--gnn", action="store_true", help="Hulk classifies machines with a GNN trained on the "
+                                                      "paper's Table 2 labels (the paper's own setup)")
     p.add_argument("--fail", type=int, metavar="MACHINE", help="then repair the concurrent plans after this "
                                                                 "machine fails")
     p.add_argument("--add", metavar="JSON", help="then add a machine: JSON text or file with 'machine' (region, "
@@ -208,6 +255,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the plans as JSON")
     p.add_argument("--png", metavar="PATH", help="write a figure (needs matplotlib)")
     p.set_defaults(func=cmd_plan)
+    p = sub.add_parser("train", help="label generated clusters with the search planner (cached) and train the "
+                                     "learned planner on them")
+    p.add_argument("--samples", type=int, default=600, help="generated clusters (default 600)")
+    p.add_argument("--sizes", default="16,300", help="machine counts LO,HI, drawn log-uniformly (default 16,300)")
+    p.add_argument("--label-time", type=float, default=2.0, help="search time limit per cluster, s (default 2)")
+    p.add_argument("--label-iterations", type=int, default=2000, help="search moves per cluster (default 2000)")
+    p.add_argument("--workers", type=int, default=None, help="labelling processes (default: CPU count)")
+    p.add_argument("--cache", metavar="DIR", help="label cache (default: $HULK_CACHE/labels or ~/.cache/hulk/labels)")
+    p.add_argument("--epochs", type=int, default=40, help="training epochs (default 40)")
+    p.add_argument("--batch", type=int, default=8, help="graphs per optimiser step (default 8)")
+    p.add_argument("--hidden", type=_hidden, default=[64, 64, 64], help="layer widths (default 64,64,64)")
+    p.add_argument("--lr", type=float, default=0.005, help="Adam learning rate (default 0.005)")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument("--seed", type=int, default=0, help="seed of the data set, split and weights (default 0)")
+    p.add_argument("--out", default="hulk-planner.gnn", help="model file (default hulk-planner.gnn; the "
+                                                             "encoding goes to OUT.json)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_train)
     p = sub.add_parser("info", help="version, CUDA availability and thread count")
     p.set_defaults(func=cmd_info)
     return parser
@@ -215,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[2:] if argv is None else argv[1:])
     try:
         return args.func(args)
     except (ValueError, RuntimeError, OSError) as exc:

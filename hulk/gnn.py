@@ -120,6 +120,43 @@ class GNN:
         self.history_.extend(history)
         return history
 
+    # -- mini-batch training -------------------------------------------------------------------
+
+    def _build(self, g: Graph) -> None:
+        if self._model is None:
+            self._model = _core.Model(in_features=g.num_node_features, edge_features=g.num_edge_features,
+                                      **self._options)
+        self._check_graph(g)
+
+    def fit_scaler(self, graph: Graph) -> None:
+        """Sets the z-score statistics of the features from ``graph`` (for mini-batch training,
+        a graph representative of the whole training set; builds the model if needed)."""
+        if not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
+        self._build(graph)
+        self._model.fit_scaler(graph._g)
+
+    def partial_fit(self, graph: Graph, labels, mask=None, lr: float = 0.01, weight_decay: float = 5e-4) -> dict:
+        """One optimiser step on ``graph`` (usually a :meth:`Graph.batch` of several graphs).
+        Returns the batch's ``loss`` and ``acc`` before the step."""
+        if not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
+        self._build(graph)
+        n = graph.num_nodes
+        labels = as_labels(labels, "labels", n, self._options["num_classes"])
+        mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
+        loss, correct, count = self._model.train_step(graph._g, labels, mask, float(lr), float(weight_decay))
+        return {"loss": loss, "acc": correct / count if count else float("nan")}
+
+    def evaluate(self, graph: Graph, labels, mask=None) -> dict:
+        """Loss and accuracy of the current weights on the labelled (and masked) nodes."""
+        model = self._fitted_model(graph)
+        n = graph.num_nodes
+        labels = as_labels(labels, "labels", n, self._options["num_classes"])
+        mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
+        loss, correct, count = model.evaluate(graph._g, labels, mask)
+        return {"loss": loss, "acc": correct / count if count else float("nan"), "count": count}
+
     def _training_inputs(self, graph, labels, train_mask, val_mask):
         if isinstance(graph, (list, tuple)):
             graphs = list(graph)

@@ -16,12 +16,13 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
 from __future__ import annotations
 
 import math
+import time
 from typing import Iterable, Sequence
 
 import networkx as nx
 import numpy as np
 
-from . import _core, cluster_spec, models
+from . import _core, cluster_spec, generate, models
 
 PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
 PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all machines)",
@@ -30,7 +31,14 @@ PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all ma
                   "hulk-gnn": "Hulk (GNN trained on Table 2)"}
 
 
-def _core_cluster(spec: "cluster_spec.ClusterSpec"):
+def _core_cluster(spec):
+    if isinstance(spec, generate.RegionalCluster):
+        names = spec.machine_names()
+        return _core.PlanCluster.from_network(
+            names, [spec.region_names[r] for r in spec.region.tolist()], spec.memory_gb.tolist(), spec.tflops.tolist(),
+            len(spec.region_names), spec.region.tolist(), spec.access_ms.tolist(), spec.base_latency_ms.ravel().tolist(),
+            spec.base_bandwidth_gbps.ravel().tolist(), spec.region_link.ravel().astype(np.uint8).tolist(),
+            spec.missing_links)
     m, links = spec.machines, spec.links
     return _core.PlanCluster([x["name"] for x in m], [x["region"] for x in m], [float(x["memory_gb"]) for x in m],
                              [float(x["tflops"]) for x in m], [int(l["a"]) for l in links],
@@ -42,15 +50,31 @@ def _core_model(spec: "models.ModelSpec"):
     return _core.ModelSpec(**spec.core_dict())
 
 
-def as_cluster_spec(cluster) -> "cluster_spec.ClusterSpec":
-    """A ClusterSpec from a ClusterSpec, a networkx graph, or a path to a JSON cluster file."""
-    if isinstance(cluster, cluster_spec.ClusterSpec):
+def as_cluster_spec(cluster):
+    """A ClusterSpec (or RegionalCluster) from either, a networkx graph, or a path to a JSON
+    cluster file (schema hulk-cluster/1 or hulk-regional/1)."""
+    if isinstance(cluster, (cluster_spec.ClusterSpec, generate.RegionalCluster)):
         return cluster
+    if isinstance(cluster, (str, bytes)) or hasattr(cluster, "__fspath__"):
+        doc = _peek_json(cluster)
+        if isinstance(doc, dict) and doc.get("version") == generate.SCHEMA_VERSION:
+            return generate.RegionalCluster.from_dict(doc)
+        return cluster_spec.from_json(cluster)  # its own messages for missing or malformed files
     if isinstance(cluster, nx.Graph):
         return cluster_spec.from_networkx(cluster)
     if isinstance(cluster, (str, bytes)) or hasattr(cluster, "__fspath__"):
         return cluster_spec.from_json(cluster)
     raise TypeError(f"cluster must be a ClusterSpec, a networkx graph or a JSON path, got {type(cluster).__name__}")
+
+
+def _peek_json(path):
+    import json
+    import os
+    try:
+        with open(os.fsdecode(path), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
 def as_model_specs(jobs: Iterable) -> list:
@@ -93,7 +117,7 @@ class Plan:
     def assignment(self) -> list[int]:
         """Job index per machine (-1 = idle); for sequential plans every used machine of the
         first feasible job."""
-        out = [-1] * len(self.cluster.machines)
+        out = [-1] * len(self.cluster)
         for k, job in enumerate(self.jobs):
             for m in job["machines"]:
                 if out[m] < 0:
@@ -103,7 +127,7 @@ class Plan:
     def without(self, machine: int) -> "Plan":
         """The plan repaired after ``machine`` fails (indices above it shift down by one);
         ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time."""
-        n = len(self.cluster.machines)
+        n = len(self.cluster)
         if isinstance(machine, bool) or not isinstance(machine, int) or not 0 <= machine < n:
             raise ValueError(f"machine must be an index in [0, {n}), got {machine!r}")
         core_plan, core_cluster, moved, seconds = _core.repair_without(self._cluster, self._plan, machine)
@@ -150,26 +174,46 @@ def _json_ready(x):
     return x
 
 
+DEFAULT_REFINE_ITERATIONS = 300
+
+
+def refine_time_limit(time_limit_s: float) -> float:
+    """Hulk's refinement stops after its moves or after max(1 s, time_limit_s / 100), whichever
+    comes first: the move budget usually ends it (so the plan is the same on any machine), the
+    clock only bounds it on very large clusters."""
+    return max(1.0, float(time_limit_s) / 100)
+
+
 def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
-         seed: int = 0, model=None, classes: Sequence[int] | None = None) -> Plan:
+         seed: int = 0, model=None, classes: Sequence[int] | None = None, max_iterations: int = 0,
+         refine_iterations: int = DEFAULT_REFINE_ITERATIONS) -> Plan:
     """Plans ``jobs`` on ``cluster`` with one planner.
 
     Parameters
     ----------
-    cluster : ClusterSpec, networkx.Graph or path to a JSON cluster file
+    cluster : ClusterSpec, RegionalCluster, networkx.Graph or path to a JSON cluster file
     jobs : names from :func:`hulk.models.catalogue` and/or ModelSpec objects
     planner : one of "a", "b", "c", "search", "hulk", "table2"
-    time_limit_s, seed : for "search"
-    model : a trained :class:`hulk.GNN` whose classes are job indices (for "hulk")
+    time_limit_s, seed, max_iterations : for "search" (``max_iterations`` > 0 also stops the
+        search after that many moves: the same seed then gives the same plan on any machine)
+    model : for "hulk", the classifier: None = the learned planner shipped with the package
+        (:func:`hulk.learn.default_planner`), a :class:`hulk.learn.LearnedPlanner`, a
+        :class:`hulk.GNN` trained on the paper's features (classes = job indices), or
+        "heuristic" for the region heuristic of ``csrc/plan/planners.h``
     classes : an explicit classification (job index per machine, -1 idle) for "hulk"
+    refine_iterations : for "hulk", the budget of the short local refinement after
+        Algorithm 1 (search moves from Hulk's own assignment; 0 = none), seeded by ``seed``
+        and stopped after ``refine_time_limit(time_limit_s)`` at the latest
     """
+    t0 = time.perf_counter()
     if planner not in PLANNERS:
         raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
     if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float)) or \
             not (math.isfinite(time_limit_s) and time_limit_s > 0):
         raise ValueError(f"time_limit_s must be a positive finite number of seconds, got {time_limit_s!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    for name, v in (("seed", seed), ("max_iterations", max_iterations), ("refine_iterations", refine_iterations)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
     spec = as_cluster_spec(cluster)
     job_specs = as_model_specs(jobs)
     core_cluster = _core_cluster(spec)
@@ -181,12 +225,19 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     elif planner == "c":
         p = _core.plan_system_c(core_cluster, core_jobs)
     elif planner == "search":
-        p = _core.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed))
+        p = _core.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed), int(max_iterations))
     elif planner == "table2":
         p = _core.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
     else:
-        p = _core.plan_hulk(core_cluster, core_jobs, _hulk_classes(spec, core_cluster, core_jobs, model, classes))
-    return Plan(p, core_cluster, spec, job_specs, planner)
+        p = _core.plan_hulk(core_cluster, core_jobs, _hulk_classes(spec, job_specs, core_cluster, core_jobs, model,
+                                                                    classes))
+        if refine_iterations > 0:
+            p = _core.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
+                                  int(refine_iterations))
+    out = Plan(p, core_cluster, spec, job_specs, planner)
+    if planner == "hulk":  # the classification (encoding, GNN inference) is part of planning
+        out.planning_s = time.perf_counter() - t0
+    return out
 
 
 def _table2_assignment(spec, job_specs) -> list[int]:
@@ -202,17 +253,31 @@ def _table2_assignment(spec, job_specs) -> list[int]:
     return [names.index(classes[y]) if y >= 0 else -1 for y in labels]
 
 
-def _hulk_classes(spec, core_cluster, core_jobs, model, classes) -> list[int]:
-    n = len(spec.machines)
+def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> list[int]:
+    n = len(spec)
     if classes is not None:
         classes = list(classes)
         if len(classes) != n or any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or
                                     not -1 <= c < len(core_jobs) for c in classes):
             raise ValueError(f"classes: expected {n} integer job indices in [-1, {len(core_jobs)})")
         return [int(c) for c in classes]
-    if model is None:
+    if isinstance(model, str):
+        if model != "heuristic":
+            raise ValueError(f"model must be None, 'heuristic', a LearnedPlanner or a GNN, got {model!r}")
         return list(_core.heuristic_classes(core_cluster, core_jobs))
+    from . import learn
+    from .gnn import GNN
+    if model is None:
+        model = learn.default_planner()
+    if isinstance(model, learn.LearnedPlanner):
+        return model.classify(spec, job_specs)
+    if not isinstance(model, GNN):
+        raise TypeError(f"model must be None, 'heuristic', a hulk.learn.LearnedPlanner or a hulk.GNN, "
+                        f"got {type(model).__name__}")
     from .graph import Graph
+    if isinstance(spec, generate.RegionalCluster):
+        raise ValueError("a GNN trained on the paper's features needs an explicit cluster (its links); "
+                         "use a LearnedPlanner for generated clusters")
     G = spec.to_networkx()
     g = Graph.from_networkx(G, node_attrs=["capability", "memory_gb"], edge_attrs=["latency_ms"])
     pred = [int(c) for c in model.predict(g)]
@@ -220,6 +285,7 @@ def _hulk_classes(spec, core_cluster, core_jobs, model, classes) -> list[int]:
 
 
 def compare(cluster, jobs: Iterable = models.PAPER_JOBS_4, planners: Sequence[str] = ("a", "b", "c", "search", "hulk"),
-            time_limit_s: float = 2.0, seed: int = 0, model=None) -> list[Plan]:
+            time_limit_s: float = 2.0, seed: int = 0, model=None, max_iterations: int = 0) -> list[Plan]:
     """One plan per planner, same cluster, same jobs, same cost model."""
-    return [plan(cluster, jobs, p, time_limit_s=time_limit_s, seed=seed, model=model) for p in planners]
+    return [plan(cluster, jobs, p, time_limit_s=time_limit_s, seed=seed, model=model, max_iterations=max_iterations)
+            for p in planners]

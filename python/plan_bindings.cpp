@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "plan/detail.h"
 #include "plan/planners.h"
 
 namespace py = pybind11;
@@ -99,7 +100,9 @@ void bind_plan(py::module_& m) {
            py::arg("flops_per_token"), py::arg("bytes_per_param"), py::arg("activation_bytes_per_token"),
            py::arg("global_batch"), py::arg("micro_batches"), py::arg("iterations"), py::arg("recompute"))
       .def_readonly("name", &ModelSpec::name)
-      .def("memory_bytes_whole", &ModelSpec::memory_bytes_whole, py::arg("sequences"));
+      .def("memory_bytes_whole", &ModelSpec::memory_bytes_whole, py::arg("sequences"))
+      .def_property_readonly("memory_need_bytes", [](const ModelSpec& s) { return detail::memory_need(s); },
+                             "The least memory any pipeline plan of the job needs (planners order jobs by it)");
 
   py::class_<Cluster>(m, "PlanCluster")
       .def(py::init([](const std::vector<std::string>& names, const std::vector<std::string>& regions,
@@ -119,7 +122,7 @@ void bind_plan(py::module_& m) {
            py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("a"), py::arg("b"),
            py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("missing_links"))
       .def_static(
-          "regional",
+          "from_network",
           [](const std::vector<std::string>& names, const std::vector<std::string>& regions,
              const std::vector<double>& memory_gb, const std::vector<double>& tflops, int64_t n_regions,
              std::vector<int64_t> region, std::vector<double> access_ms, std::vector<double> base_latency_ms,

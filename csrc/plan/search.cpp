@@ -74,21 +74,75 @@ class Evaluator {
   size_t cached_ids_ = 0;
 };
 
+// Bottleneck growth: repeatedly takes the job with the longest time (an infeasible one
+// first) and gives it the idle machines closest to its group, in a batch of its own size,
+// halving the batch down to one machine until a batch shortens its time; a job no batch
+// helps is done. O(J log^2 N) evaluations; distances to each group are kept incrementally.
+void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign) {
+  const int64_t N = c.size();
+  const size_t J = jobs.size();
+  std::vector<std::vector<int64_t>> g = groups_of(assign, J);
+  std::vector<std::vector<double>> dist(J);
+  std::vector<uint8_t> done(J, 0);
+  auto add_distances = [&](size_t j, const std::vector<int64_t>& added) {
+    auto& d = dist[j];
+    if (d.empty()) d.assign(static_cast<size_t>(N), kInf);
+    for (int64_t y : added)
+      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+  };
+  for (;;) {
+    int64_t pick = -1;
+    double worst = -1;
+    for (size_t j = 0; j < J; ++j) {
+      if (done[j] || g[j].empty()) continue;
+      const double t = ev.job(j, g[j]).time;
+      if (pick < 0 || t > worst) {
+        pick = static_cast<int64_t>(j);
+        worst = t;
+      }
+    }
+    if (pick < 0) break;
+    const size_t j = static_cast<size_t>(pick);
+    if (dist[j].empty()) add_distances(j, g[j]);
+    std::vector<int64_t> free;
+    for (int64_t x = 0; x < N; ++x)
+      if (assign[static_cast<size_t>(x)] < 0) free.push_back(x);
+    const auto& d = dist[j];
+    size_t take = std::min(free.size(), g[j].size());
+    if (take == 0) {
+      done[j] = 1;
+      continue;
+    }
+    // Only the `take` closest are needed: partial sort, ties by id for determinism.
+    const auto closer = [&](int64_t a, int64_t b) {
+      return d[static_cast<size_t>(a)] < d[static_cast<size_t>(b)] || (d[static_cast<size_t>(a)] == d[static_cast<size_t>(b)] && a < b);
+    };
+    std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take), free.end(), closer);
+    bool grew = false;
+    for (; take >= 1; take /= 2) {
+      std::vector<int64_t> trial = g[j];
+      trial.insert(trial.end(), free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take));
+      std::sort(trial.begin(), trial.end());
+      if (ev.job(j, trial).time < worst * (1 - 1e-9)) {
+        const std::vector<int64_t> added(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take));
+        for (int64_t x : added) assign[static_cast<size_t>(x)] = static_cast<int64_t>(j);
+        g[j] = std::move(trial);
+        add_distances(j, added);
+        grew = true;
+        break;
+      }
+    }
+    if (!grew) done[j] = 1;
+  }
+}
+
 // Greedy start: jobs by decreasing memory need each grow a group from the free machine with
 // the most memory, adding the free machine closest to the group, until best_pipeline fits.
 // A job that cannot fit on every free machine takes none (so the others still can). Then
-// each job in turn takes batches of the free machines closest to it (batch = its current
-// size, so O(log N) evaluations per job) while a batch shortens its iteration time.
+// grow_groups hands out the idle machines.
 std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev) {
   const int64_t N = c.size();
   std::vector<int64_t> assign(static_cast<size_t>(N), -1);
-  // Distance of each machine to a group, updated as the group grows: O(N) per machine added.
-  auto distances_to = [&](const std::vector<int64_t>& g) {
-    std::vector<double> d(static_cast<size_t>(N), kInf);
-    for (int64_t y : g)
-      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
-    return d;
-  };
   for (int64_t j : jobs_by_need(jobs)) {
     const ModelSpec& m = jobs[static_cast<size_t>(j)];
     std::vector<int64_t> g;
@@ -96,6 +150,7 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
     std::vector<double> dist(static_cast<size_t>(N), kInf);
     double mem = 0;
     bool ok = false;
+    size_t next_test = 0;
     while (!ok) {
       int64_t pick = -1;
       double best = kInf;
@@ -112,37 +167,18 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
       in[static_cast<size_t>(pick)] = 1;
       mem += capacity_bytes(c, pick);
       for (int64_t x = 0; x < N; ++x) dist[static_cast<size_t>(x)] = std::min(dist[static_cast<size_t>(x)], c.latency_s(x, pick));
-      ok = mem >= memory_need(m) && ev.job(static_cast<size_t>(j), g).feasible;
+      // Once the memory suffices, test feasibility (a best_pipeline call, O(|g|^2)) only at
+      // sizes growing by a quarter, so a job that needs many more machines than its memory
+      // bound costs O(log N) tests, not one per machine.
+      if (mem >= memory_need(m) && g.size() >= next_test) {
+        ok = ev.job(static_cast<size_t>(j), g).feasible;
+        next_test = g.size() + std::max<size_t>(1, g.size() / 4);
+      }
     }
     if (ok)
       for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
   }
-  std::vector<std::vector<int64_t>> g = groups_of(assign, jobs.size());
-  for (int64_t j : jobs_by_need(jobs)) {
-    auto& h = g[static_cast<size_t>(j)];
-    if (h.empty()) continue;
-    const std::vector<double> dist = distances_to(h);
-    std::vector<int64_t> free;
-    for (int64_t x = 0; x < N; ++x)
-      if (assign[static_cast<size_t>(x)] < 0) free.push_back(x);
-    std::stable_sort(free.begin(), free.end(),
-                     [&](int64_t a, int64_t b) { return dist[static_cast<size_t>(a)] < dist[static_cast<size_t>(b)]; });
-    size_t next = 0;
-    double before = ev.job(static_cast<size_t>(j), h).time;
-    while (next < free.size()) {
-      const size_t take = std::min(free.size() - next, h.size());
-      std::vector<int64_t> trial = h;
-      trial.insert(trial.end(), free.begin() + static_cast<std::ptrdiff_t>(next),
-                   free.begin() + static_cast<std::ptrdiff_t>(next + take));
-      std::sort(trial.begin(), trial.end());
-      const double after = ev.job(static_cast<size_t>(j), trial).time;
-      if (!(after < before * (1 - 1e-9))) break;
-      for (size_t k = next; k < next + take; ++k) assign[static_cast<size_t>(free[k])] = j;
-      h = std::move(trial);
-      before = after;
-      next += take;
-    }
-  }
+  grow_groups(c, jobs, ev, assign);
   return assign;
 }
 
@@ -322,9 +358,10 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
   std::vector<int64_t> start = disjoint_assignment(c, p);
   if (start.empty() || p.jobs.size() != jobs.size()) return p;
   Evaluator ev(c, jobs);
+  grow_groups(c, jobs, ev, start);  // idle machines to the bottleneck jobs, then annealing
   const Walk walk = anneal(c, jobs, ev, std::move(start), opts, t0);
   std::ostringstream what;
-  what << "refinement: " << walk.moves << " local-search moves";
+  what << "refinement: idle machines given to bottleneck jobs, then " << walk.moves << " local-search moves";
   Plan q = plan_from_assignment(c, jobs, walk.best, p.planner.c_str());
   if (!(score_of(q) < score_of(p))) {
     Plan same = p;

@@ -330,7 +330,7 @@ def test_without_moved_lists_machines_a_repair_drops():
     machine 3 fails the repaired plan uses only [0,1,2]; old machines 4 and 5 (new 3 and 4) left
     the job for idle, yet ``moved`` is [] and the notes only say "machine 3 failed". ``moved`` is
     documented as the machines whose job changed (Plan.without docstring, planners.h Repair)."""
-    p = planner.plan(_small_graph(), ["BERT-large"], "hulk")
+    p = planner.plan(_small_graph(), ["BERT-large"], "hulk", model="heuristic", refine_iterations=0)
     assert sorted(p.jobs[0]["machines"]) == [0, 1, 2, 3, 4, 5]
     q = p.without(3)
     old = _assignment(p, 6)
@@ -346,7 +346,7 @@ def test_with_machine_moved_lists_machines_a_repair_drops():
     BERT-large alone on the 6-machine cluster (2 replicas over all 6 machines). A new A100 machine
     linked to machine 0 joins; the new plan uses [0, 1, 2, 6]: machines 3, 4, 5 became idle, yet
     ``moved`` is [6] and the notes say only "machine 6 joined job 0"."""
-    p = planner.plan(_small_graph(), ["BERT-large"], "hulk")
+    p = planner.plan(_small_graph(), ["BERT-large"], "hulk", model="heuristic", refine_iterations=0)
     q = p.with_machine({"region": "east", "memory_gb": 80, "capability": 8.0}, [{"to": 0, "latency_ms": 0.5}])
     old = _assignment(p, 6) + [-1]
     new = _assignment(q, 7)

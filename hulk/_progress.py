@@ -1,0 +1,39 @@
+"""A small progress bar for long loops (labelling, training), written to stderr.
+
+On a terminal it redraws one line; elsewhere (logs, CI) it prints a line at every 10 % so
+that logs stay short.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
+        self.total, self.label, self.enabled = max(int(total), 0), label, enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.done, self.t0 = 0, time.perf_counter()
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last_decile = -1
+
+    def update(self, n: int = 1, info: str = "") -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.t0
+        frac = self.done / self.total if self.total else 1.0
+        eta = elapsed / frac - elapsed if frac > 0 else float("nan")
+        bar = "#" * int(24 * frac) + "." * (24 - int(24 * frac))
+        line = f"{self.label} [{bar}] {self.done}/{self.total} {elapsed:6.1f} s, eta {eta:5.0f} s {info}"
+        if self._tty:
+            self.stream.write("\r" + line)
+            if self.done >= self.total:
+                self.stream.write("\n")
+        else:
+            decile = int(10 * frac)
+            if decile != self._last_decile or self.done >= self.total:
+                self._last_decile = decile
+                self.stream.write(line + "\n")
+        self.stream.flush()

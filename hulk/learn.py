@@ -1,0 +1,495 @@
+"""The learned planner: a GNN that classifies machines into job slots, taught by the search planner.
+
+The paper trains its GNN on one hand-labelled cluster. Here the GNN learns from a teacher, the
+search planner (``hulk.planner.plan(..., "search")``), on many generated clusters
+(:mod:`hulk.generate`), so that one model serves clusters and job sets it has not seen.
+
+Problem encoding (:func:`encode`)
+---------------------------------
+*Jobs.* At most ``max_jobs`` jobs (default ``MAX_JOBS`` = 6), ordered by memory need
+(``ModelSpec.memory_need_bytes`` of the C++ planner, largest first, ties in the given order):
+that order defines the *slots*. Classes are slot ``0 .. max_jobs - 1`` and ``max_jobs`` = idle.
+
+*Node features* (one row per machine, ``NODE_FEATURES`` names them):
+
+- the machine: ``log2 memory_gb``, ``log2 tflops`` (sustained), ``log2 gpus`` (0 when unknown),
+  its position as a unit vector ``(x, y, z)`` from latitude and longitude (zeros when unknown;
+  an explicit cluster without coordinates takes its region's city from ``hulk/data/cities.json``
+  when the name matches) and its access latency in ms (0 for explicit clusters);
+- its standing in the cluster: rank of its throughput and of its memory in [0, 1] (1 = the
+  largest) and ``log2`` of its throughput over the cluster's largest;
+- the cluster: ``log2`` of the machine count, ``log2`` of total memory over the jobs' total need;
+- the job set, the same for every machine, per slot: present (0/1), ``log10`` memory need in
+  bytes, ``log10`` training FLOPs per iteration, ``log2`` of the most data-parallel replicas the
+  job can use (global batch / micro-batches), and ``log2`` of this machine's memory over the
+  job's need (the only per-machine job feature). Absent slots are all zeros.
+
+*Edges.* A generated (regional) cluster has no explicit links: the GNN sees
+``RegionalCluster.sample_links(k_local, k_remote, seed)``, up to ``k_local`` machines of the
+same region and ``k_remote`` of other directly connected regions per machine (default 8 + 8), so
+the degree does not grow with the cluster. An explicit cluster uses its own links. Edge
+features: ``ln(latency_ms + 0.01)`` and ``ln(bandwidth_gbps)``; both directions.
+
+Teacher labels (:func:`label_sample`)
+-------------------------------------
+The search planner plans the generated cluster with a time limit and an iteration budget; each
+machine's label is the slot of the job whose plan uses it, else idle. A sample whose search plan
+runs jobs one after another (Systems A/B/C won) is kept with every machine unlabelled (-1) and
+counted; it does not train the model.
+
+Data set (:func:`make_dataset`): sample ``i`` of a seed draws its size log-uniformly from
+``sizes`` and its jobs as a random subset of the catalogue (1 to ``max_jobs`` jobs), dropping the
+largest while the jobs need more than ``MEMORY_HEADROOM`` = 0.6 of the cluster's memory. Labels
+are computed in parallel worker processes and cached per sample in ``cache_dir`` (the file name
+is a hash of everything the label depends on), so a rerun only loads them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import cluster_spec, generate, models
+from ._progress import Progress
+from .gnn import GNN
+from .graph import Graph
+
+MAX_JOBS = 6
+MEMORY_HEADROOM = 0.6
+FORMAT_VERSION = "hulk-learned-planner/1"
+_DATASET_VERSION = 3  # bump when labels or generation change, so caches are not reused
+
+_JOB_FEATURES = ("present", "log10_need_bytes", "log10_flops_per_iteration", "log2_max_replicas",
+                 "log2_machine_memory_over_need")
+_MACHINE_FEATURES = ("log2_memory_gb", "log2_tflops", "log2_gpus", "x", "y", "z", "access_ms",
+                     "tflops_rank", "memory_rank", "log2_tflops_over_max", "log2_machines",
+                     "log2_memory_over_need")
+
+
+def node_feature_names(max_jobs: int = MAX_JOBS) -> list[str]:
+    return list(_MACHINE_FEATURES) + [f"job{s}_{f}" for s in range(max_jobs) for f in _JOB_FEATURES]
+
+
+EDGE_FEATURES = ("ln_latency_ms", "ln_bandwidth_gbps")
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+# --------------------------------------------------------------------------------------------
+
+def _job_need_bytes(jobs: list) -> np.ndarray:
+    from .planner import _core_model
+    return np.array([_core_model(j).memory_need_bytes for j in jobs], dtype=np.float64)
+
+
+def slot_order(jobs: list) -> list[int]:
+    """Job indices by decreasing memory need (stable): slot s holds job ``slot_order(jobs)[s]``."""
+    need = _job_need_bytes(jobs)
+    return sorted(range(len(jobs)), key=lambda j: -need[j])
+
+
+def _unit_vector(lat, lon) -> np.ndarray:
+    la, lo = np.radians(lat), np.radians(lon)
+    return np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=1)
+
+
+@dataclass
+class _Machines:
+    memory_gb: np.ndarray
+    tflops: np.ndarray
+    gpus: np.ndarray
+    pos: np.ndarray  # [N, 3]
+    access_ms: np.ndarray
+
+
+def _machines_of(cluster) -> _Machines:
+    if isinstance(cluster, generate.RegionalCluster):
+        pos = _unit_vector(cluster.region_lat[cluster.region], cluster.region_lon[cluster.region])
+        return _Machines(cluster.memory_gb.astype(np.float64), cluster.tflops.astype(np.float64),
+                         cluster.gpus.astype(np.float64), pos, cluster.access_ms.astype(np.float64))
+    ms = cluster.machines
+    city = {c["name"]: (c["lat"], c["lon"]) for c in generate.cities()}
+    pos = np.zeros((len(ms), 3))
+    for i, m in enumerate(ms):
+        where = (m["lat"], m["lon"]) if m["lat"] is not None and m["lon"] is not None else city.get(m["region"])
+        if where is not None:
+            pos[i] = _unit_vector(np.array([where[0]]), np.array([where[1]]))[0]
+    return _Machines(np.array([m["memory_gb"] for m in ms], np.float64), np.array([m["tflops"] for m in ms], np.float64),
+                     np.array([m["gpus"] or 0 for m in ms], np.float64), pos, np.zeros(len(ms)))
+
+
+def _links_of(cluster, k_local: int, k_remote: int, seed: int):
+    if isinstance(cluster, generate.RegionalCluster):
+        return cluster.sample_links(k_local=k_local, k_remote=k_remote, seed=seed)
+    ls = cluster.links
+    return (np.array([l["a"] for l in ls], np.int64), np.array([l["b"] for l in ls], np.int64),
+            np.array([l["latency_ms"] for l in ls], np.float64), np.array([l["bandwidth_gbps"] for l in ls], np.float64))
+
+
+def _rank01(v: np.ndarray) -> np.ndarray:
+    """Rank of each value in [0, 1] (1 = the largest): which machines are the cluster's best
+    is a global fact that a few message-passing layers cannot see on their own."""
+    if v.size < 2:
+        return np.ones_like(v, dtype=np.float64)
+    return np.argsort(np.argsort(v, kind="stable"), kind="stable") / (v.size - 1)
+
+
+def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remote: int = 8, seed: int = 0) -> Graph:
+    """The GNN input for ``cluster`` (a ClusterSpec or RegionalCluster) and ``jobs`` (names or
+    ModelSpecs, at most ``max_jobs``). See the module docstring for the features."""
+    from .planner import as_cluster_spec, as_model_specs
+    job_specs = as_model_specs(jobs)
+    if len(job_specs) > max_jobs:
+        raise ValueError(f"jobs: this encoding has {max_jobs} job slots, got {len(job_specs)} jobs")
+    if not isinstance(cluster, generate.RegionalCluster):
+        cluster = as_cluster_spec(cluster)
+    m = _machines_of(cluster)
+    n = len(m.memory_gb)
+    need = _job_need_bytes(job_specs)
+    order = slot_order(job_specs)
+    cols = [np.log2(m.memory_gb), np.log2(m.tflops), np.log2(np.maximum(m.gpus, 1.0)) * (m.gpus > 0),
+            m.pos[:, 0], m.pos[:, 1], m.pos[:, 2], m.access_ms,
+            _rank01(m.tflops), _rank01(m.memory_gb), np.log2(m.tflops / m.tflops.max()),
+            np.full(n, math.log2(n)), np.full(n, math.log2(m.memory_gb.sum() * 1e9 / need.sum()))]
+    for s in range(max_jobs):
+        if s < len(order):
+            j = job_specs[order[s]]
+            flops = j.flops_per_token * j.global_batch * j.seq_len
+            cols += [np.ones(n), np.full(n, math.log10(need[order[s]])), np.full(n, math.log10(flops)),
+                     np.full(n, math.log2(j.global_batch / j.micro_batches)), np.log2(m.memory_gb * 1e9 / need[order[s]])]
+        else:
+            cols += [np.zeros(n)] * len(_JOB_FEATURES)
+    x = np.stack(cols, axis=1).astype(np.float32)
+    a, b, lat, bw = _links_of(cluster, k_local, k_remote, seed)
+    e = np.stack([np.log(lat + 0.01), np.log(bw)], axis=1).astype(np.float32)
+    return Graph(n, np.stack([a, b], axis=1), node_features=x, edge_features=e)
+
+
+def labels_from_plan(plan, jobs, max_jobs: int = MAX_JOBS) -> np.ndarray:
+    """Slot per machine from a concurrent plan (idle = ``max_jobs``); all -1 for a sequential
+    plan (no machine-to-job classification exists). A machine used by two jobs (one waits for
+    the other) takes the larger job's slot."""
+    n = len(plan.cluster)
+    y = np.full(n, -1 if plan.sequential else max_jobs, dtype=np.int64)
+    if plan.sequential:
+        return y
+    order = slot_order(plan._jobs)
+    for s in reversed(range(len(order))):
+        y[np.asarray(plan.jobs[order[s]]["machines"], dtype=np.int64)] = s
+    return y
+
+
+def classes_from_slots(slots: np.ndarray, jobs) -> list[int]:
+    """Job index per machine (-1 idle) from predicted slots; a slot without a job counts as idle."""
+    order = slot_order(jobs)
+    return [order[s] if 0 <= s < len(order) else -1 for s in np.asarray(slots).tolist()]
+
+
+def decode_groups(proba: np.ndarray, memory_bytes: np.ndarray, jobs) -> list[int]:
+    """Machine groups from class probabilities [N, max_jobs + 1]: each machine takes its most
+    probable class; a job that gets less memory than it needs (often none: jobs usually need
+    few of many machines, so "idle" wins nearly everywhere) then takes idle machines in
+    decreasing probability of its slot until its memory need is met, largest job first.
+    Algorithm 1 repairs what is still short."""
+    order = slot_order(jobs)
+    need = _job_need_bytes(jobs)
+    slot = proba.argmax(axis=1)
+    classes = np.array([order[s] if s < len(order) else -1 for s in slot.tolist()], dtype=np.int64)
+    for s, j in enumerate(order):
+        have = memory_bytes[classes == j].sum()
+        if have >= need[j]:
+            continue
+        free = np.flatnonzero(classes < 0)
+        ranked = free[np.argsort(-proba[free, s], kind="stable")]
+        k = int(np.searchsorted(np.cumsum(memory_bytes[ranked]), need[j] - have)) + 1
+        classes[ranked[:k]] = j
+    return classes.tolist()
+
+
+# --------------------------------------------------------------------------------------------
+# Data set: generated clusters labelled by the search planner
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SampleSpec:
+    index: int
+    n: int
+    cluster_seed: int
+    jobs: tuple
+
+    def cluster(self) -> generate.RegionalCluster:
+        return generate.generate_cluster(self.n, seed=self.cluster_seed)
+
+
+def sample_specs(count: int, seed: int = 0, sizes=(16, 300), max_jobs: int = MAX_JOBS) -> list[SampleSpec]:
+    """``count`` problem instances, deterministic in ``seed`` (see the module docstring)."""
+    lo, hi = sizes
+    if not (isinstance(lo, int) and isinstance(hi, int) and 2 <= lo <= hi):
+        raise ValueError(f"sizes must be two integers 2 <= lo <= hi, got {sizes!r}")
+    out = []
+    for i in range(count):
+        rng = np.random.default_rng([seed, i])
+        n = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi + 0.499)))))
+        n = min(max(n, lo), hi)
+        cluster_seed = int(rng.integers(0, 2**31 - 1))
+        memory = generate.generate_cluster(n, seed=cluster_seed).memory_gb.sum() * 1e9
+        chosen = draw_jobs(rng, memory, max_jobs)
+        if chosen:
+            out.append(SampleSpec(i, n, cluster_seed, tuple(chosen)))
+    return out
+
+
+def draw_jobs(rng, cluster_memory_bytes: float, max_jobs: int = MAX_JOBS) -> list[str]:
+    """A random job set from the catalogue: 1 to ``max_jobs`` distinct models, the largest
+    dropped while they need more than ``MEMORY_HEADROOM`` of the cluster's memory (may be empty)."""
+    names = sorted(models.catalogue())
+    specs = models.catalogue()
+    need = dict(zip(names, _job_need_bytes([specs[k] for k in names])))
+    k = int(rng.integers(1, min(max_jobs, len(names)) + 1))
+    chosen = [names[t] for t in rng.choice(len(names), size=k, replace=False)]
+    chosen.sort(key=lambda j: -need[j])
+    while chosen and sum(need[j] for j in chosen) > MEMORY_HEADROOM * cluster_memory_bytes:
+        chosen.pop(0)
+    return chosen
+
+
+@dataclass
+class Sample:
+    spec: SampleSpec
+    labels: np.ndarray        # [N] slot per machine, -1 when the teacher's plan was sequential
+    search_makespan_s: float
+    search_s: float
+
+
+def _sample_key(spec: SampleSpec, time_limit_s: float, iterations: int, max_jobs: int) -> str:
+    text = json.dumps([_DATASET_VERSION, spec.n, spec.cluster_seed, list(spec.jobs), time_limit_s, iterations, max_jobs,
+                       generate.LATENCY_A_MS, generate.LATENCY_B_MS_PER_KM])
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+
+def label_sample(spec: SampleSpec, time_limit_s: float = 2.0, iterations: int = 2000,
+                 max_jobs: int = MAX_JOBS) -> Sample:
+    """The teacher's labels for one instance (search planner, seed = the sample index)."""
+    from .planner import plan
+    p = plan(spec.cluster(), list(spec.jobs), "search", time_limit_s=time_limit_s, seed=spec.index,
+             max_iterations=iterations)
+    return Sample(spec, labels_from_plan(p, list(spec.jobs), max_jobs), p.makespan_s, p.planning_s)
+
+
+def _label_to_cache(args) -> tuple[int, str]:
+    spec, time_limit_s, iterations, max_jobs, path = args
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    s = label_sample(spec, time_limit_s, iterations, max_jobs)
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, labels=s.labels, search_makespan_s=s.search_makespan_s, search_s=s.search_s)
+    os.replace(tmp, path)
+    return spec.index, path
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("HULK_CACHE", Path.home() / ".cache" / "hulk")) / "labels"
+
+
+def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: float = 2.0, iterations: int = 2000,
+                 max_jobs: int = MAX_JOBS, cache_dir=None, workers: int | None = None,
+                 progress: bool = True) -> list[Sample]:
+    """Generates ``count`` instances and labels them with the search planner, in ``workers``
+    processes (default: the CPU count), caching each label file in ``cache_dir``."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a positive integer, got {count!r}")
+    if not (isinstance(time_limit_s, (int, float)) and math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise ValueError(f"time_limit_s must be a positive number of seconds, got {time_limit_s!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
+        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    specs = sample_specs(count, seed, sizes, max_jobs)
+    paths = {s.index: str(cache / f"sample-{_sample_key(s, time_limit_s, iterations, max_jobs)}.npz") for s in specs}
+    todo = [s for s in specs if not os.path.exists(paths[s.index])]
+    workers = workers or os.cpu_count() or 1
+    bar = Progress(len(todo), "labelling", enabled=progress and bool(todo))
+    if todo:
+        jobs_args = [(s, time_limit_s, iterations, max_jobs, paths[s.index]) for s in todo]
+        if workers == 1:
+            for a in jobs_args:
+                _label_to_cache(a)
+                bar.update()
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                for _ in pool.map(_label_to_cache, jobs_args):
+                    bar.update()
+    out = []
+    for s in specs:
+        with np.load(paths[s.index]) as f:
+            out.append(Sample(s, f["labels"], float(f["search_makespan_s"]), float(f["search_s"])))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The learned planner: a GNN plus its encoding
+# --------------------------------------------------------------------------------------------
+
+class LearnedPlanner:
+    """A trained GNN with the encoding it was trained with. :meth:`classify` gives the job index
+    per machine (-1 idle) for ``hulk.planner.plan(..., "hulk", model=...)``."""
+
+    def __init__(self, gnn: GNN, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remote: int = 8, info=None):
+        self.gnn, self.max_jobs, self.k_local, self.k_remote = gnn, int(max_jobs), int(k_local), int(k_remote)
+        self.info = dict(info or {})
+
+    def encode(self, cluster, jobs) -> Graph:
+        return encode(cluster, jobs, max_jobs=self.max_jobs, k_local=self.k_local, k_remote=self.k_remote)
+
+    def predict_slots(self, cluster, jobs) -> np.ndarray:
+        return self.gnn.predict(self.encode(cluster, jobs))
+
+    def classify(self, cluster, jobs) -> list[int]:
+        """Job index per machine (-1 idle), decoded from the class probabilities by
+        :func:`decode_groups`."""
+        from .planner import as_model_specs
+        job_specs = as_model_specs(jobs)
+        proba = self.gnn.predict_proba(self.encode(cluster, job_specs))
+        memory = _machines_of(cluster if isinstance(cluster, generate.RegionalCluster) else
+                              __import__("hulk.planner", fromlist=["as_cluster_spec"]).as_cluster_spec(cluster)).memory_gb
+        return decode_groups(proba, memory * 1e9, job_specs)
+
+    def save(self, path) -> None:
+        """Writes the weights to ``path`` and the encoding to ``path + '.json'``."""
+        path = os.fspath(path)
+        self.gnn.save(path)
+        meta = dict(version=FORMAT_VERSION, max_jobs=self.max_jobs, k_local=self.k_local, k_remote=self.k_remote,
+                    node_features=node_feature_names(self.max_jobs), edge_features=list(EDGE_FEATURES), info=self.info)
+        Path(path + ".json").write_text(json.dumps(meta, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path, device: str = "cpu") -> "LearnedPlanner":
+        path = os.fspath(path)
+        meta_path = path + ".json"
+        if not os.path.isfile(meta_path):
+            raise FileNotFoundError(f"no encoding file {meta_path!r} beside the model (written by LearnedPlanner.save)")
+        meta = json.loads(Path(meta_path).read_text())
+        if meta.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{meta_path}: version must be {FORMAT_VERSION!r}, got {meta.get('version')!r}")
+        expected = node_feature_names(meta["max_jobs"])
+        if meta.get("node_features") != expected or meta.get("edge_features") != list(EDGE_FEATURES):
+            raise ValueError(f"{meta_path}: the model was trained on other features than this version of hulk "
+                             f"computes ({len(meta.get('node_features', []))} node features, expected "
+                             f"{len(expected)}); retrain it with `hulk train`")
+        gnn = GNN.load(path, device=device)
+        if gnn.config["num_classes"] != meta["max_jobs"] + 1:
+            raise ValueError(f"{path}: the model has {gnn.config['num_classes']} classes, the encoding expects "
+                             f"{meta['max_jobs'] + 1} ({meta['max_jobs']} job slots + idle)")
+        return cls(gnn, meta["max_jobs"], meta["k_local"], meta["k_remote"], meta.get("info"))
+
+    def __repr__(self) -> str:
+        return f"hulk.LearnedPlanner({self.max_jobs} job slots, {self.gnn!r})"
+
+
+DEFAULT_MODEL = Path(__file__).resolve().parent / "data" / "planner" / "hulk-planner.gnn"
+
+
+def default_planner() -> LearnedPlanner:
+    """The model shipped with the package (made by the command in ``hulk/data/planner/README.md``)."""
+    if not DEFAULT_MODEL.is_file():
+        raise FileNotFoundError(f"the shipped planner model is missing ({DEFAULT_MODEL}); reinstall hulk or "
+                                f"train one with `hulk train`")
+    return LearnedPlanner.load(DEFAULT_MODEL)
+
+
+def train(samples: list, *, hidden=(64, 64, 64), epochs: int = 40, batch_graphs: int = 8, lr: float = 0.005,
+          weight_decay: float = 1e-5, val_fraction: float = 0.15, seed: int = 0, device: str = "cpu",
+          max_jobs: int = MAX_JOBS, k_local: int = 8, k_remote: int = 8, idle_ratio: float = 2.0,
+          progress: bool = True, log=print) -> tuple:
+    """Trains a LearnedPlanner on labelled samples; returns ``(planner, history)``.
+
+    Samples are split once (``val_fraction`` for validation, by ``seed``); every epoch shuffles
+    the training samples and takes one optimiser step per batch of ``batch_graphs`` graphs. Idle
+    machines outnumber the others many times on large clusters, so each step's loss sees at
+    most ``idle_ratio`` idle machines per machine with a job (a random subset). The weights of
+    the epoch with the best validation accuracy (on every machine) are kept."""
+    usable = [s for s in samples if (s.labels >= 0).any()]
+    if len(usable) < 2:
+        raise ValueError(f"need at least 2 samples with labels, got {len(usable)} of {len(samples)}")
+    for name, v in (("epochs", epochs), ("batch_graphs", batch_graphs)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(usable))
+    n_val = max(1, int(round(val_fraction * len(usable))))
+    val, tr = [usable[i] for i in perm[:n_val]], [usable[i] for i in perm[n_val:]]
+    t0 = time.perf_counter()
+    graphs = {id(s): encode(s.spec.cluster(), list(s.spec.jobs), max_jobs=max_jobs, k_local=k_local,
+                            k_remote=k_remote, seed=s.spec.index) for s in usable}
+    log(f"encoded {len(usable)} clusters ({sum(len(s.labels) for s in usable)} machines) in "
+        f"{time.perf_counter() - t0:.1f} s; {len(tr)} for training, {len(val)} for validation")
+    gnn = GNN(num_classes=max_jobs + 1, hidden=hidden, pooling="mean", seed=seed, device=device)
+    gnn.fit_scaler(Graph.batch([graphs[id(s)] for s in tr]))
+    g_val = Graph.batch([graphs[id(s)] for s in val])
+    y_val = np.concatenate([s.labels for s in val])
+    history, best, best_acc = [], None, -1.0
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(len(tr))
+        # The per-step bar only on a terminal: in a log the epoch line below says it all.
+        bar = Progress(math.ceil(len(tr) / batch_graphs), f"epoch {epoch:3d}/{epochs}",
+                       enabled=progress and sys.stderr.isatty())
+        losses, correct, count = [], 0.0, 0
+        for k in range(0, len(tr), batch_graphs):
+            batch = [tr[i] for i in order[k:k + batch_graphs]]
+            y = np.concatenate([s.labels for s in batch])
+            mask = _balanced_mask(y, max_jobs, idle_ratio, rng)
+            r = gnn.partial_fit(Graph.batch([graphs[id(s)] for s in batch]), y, mask, lr=lr, weight_decay=weight_decay)
+            labelled = int(mask.sum())
+            losses.append(r["loss"])
+            correct += r["acc"] * labelled
+            count += labelled
+            bar.update(info=f"loss {np.mean(losses):.4f}")
+        v = gnn.evaluate(g_val, y_val)
+        row = dict(epoch=epoch, train_loss=float(np.mean(losses)), train_acc=correct / max(count, 1),
+                   val_loss=v["loss"], val_acc=v["acc"], seconds=time.perf_counter() - t0)
+        history.append(row)
+        log(f"epoch {epoch:3d}  train loss {row['train_loss']:.4f} acc {row['train_acc']:.3f}  "
+            f"val loss {row['val_loss']:.4f} acc {row['val_acc']:.3f}  {row['seconds']:.0f} s")
+        if v["acc"] > best_acc:
+            best_acc, best = v["acc"], _snapshot(gnn)
+    _restore(gnn, best)
+    info = dict(samples=len(usable), train=len(tr), val=len(val), epochs=epochs, best_val_acc=best_acc,
+                idle_ratio=idle_ratio,
+                hidden=list(hidden), lr=lr, batch_graphs=batch_graphs, seed=seed)
+    return LearnedPlanner(gnn, max_jobs, k_local, k_remote, info), history
+
+
+def _balanced_mask(y: np.ndarray, idle: int, idle_ratio: float, rng) -> np.ndarray:
+    busy = (y >= 0) & (y != idle)
+    n_idle = int((y == idle).sum())
+    keep = 1.0 if n_idle == 0 else min(1.0, idle_ratio * max(int(busy.sum()), 1) / n_idle)
+    return (busy | ((y == idle) & (rng.random(y.size) < keep))).astype(np.uint8)
+
+
+def _snapshot(gnn: GNN) -> bytes:
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "m.gnn")
+        gnn.save(p)
+        return Path(p).read_bytes()
+
+
+def _restore(gnn: GNN, blob: bytes) -> None:
+    import tempfile
+    from . import _core
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "m.gnn")
+        Path(p).write_bytes(blob)
+        gnn._model = _core.Model.load(p)

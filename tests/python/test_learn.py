@@ -1,0 +1,257 @@
+"""The learned planner (hulk.learn): encoding, teacher labels, decoding, the cached data set,
+mini-batch training, save/load, planning with it on generated and explicit clusters, ``hulk train``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import hulk
+from hulk import cli, generate, learn, models, planner
+
+JOBS3 = ["GPT-2 1.5B", "BERT-large", "T5-11B"]
+
+
+@pytest.fixture(scope="module")
+def small_cluster():
+    return generate.generate_cluster(60, seed=4)
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("labels")
+    return learn.make_dataset(8, seed=3, sizes=(16, 40), time_limit_s=0.5, iterations=150, cache_dir=cache,
+                              workers=1, progress=False), cache
+
+
+@pytest.fixture(scope="module")
+def tiny_planner(tiny_dataset):
+    samples, _ = tiny_dataset
+    pl, history = learn.train(samples, hidden=(16, 16), epochs=3, batch_graphs=3, progress=False, log=lambda *a: None)
+    return pl, history
+
+
+# ---------------------------------------------------------------------------------- encoding
+
+def test_encode_shapes_and_job_slots(small_cluster):
+    g = learn.encode(small_cluster, JOBS3)
+    names = learn.node_feature_names()
+    assert isinstance(g, hulk.Graph)
+    assert g.num_nodes == len(small_cluster) and g.num_node_features == len(names)
+    assert g.num_edge_features == len(learn.EDGE_FEATURES)
+    # Slots are ordered by memory need: T5-11B (largest) first, then GPT-2, then BERT.
+    order = learn.slot_order(planner.as_model_specs(JOBS3))
+    assert [JOBS3[j] for j in order] == ["T5-11B", "GPT-2 1.5B", "BERT-large"]
+
+
+def test_encode_features_follow_the_documented_rules(small_cluster):
+    from hulk import _core
+    jobs = planner.as_model_specs(JOBS3)
+    g = learn.encode(small_cluster, jobs)
+    x = np.asarray(g._g.x)
+    col = {n: k for k, n in enumerate(learn.node_feature_names())}
+    np.testing.assert_allclose(x[:, col["log2_memory_gb"]], np.log2(small_cluster.memory_gb), rtol=1e-6)
+    assert x[:, col["tflops_rank"]].max() == pytest.approx(1.0) and x[:, col["tflops_rank"]].min() == 0.0
+    assert (x[:, col["job0_present"]] == 1).all() and (x[:, col["job3_present"]] == 0).all()
+    need_t5 = _core.ModelSpec(**models.get("T5-11B").core_dict()).memory_need_bytes
+    assert x[0, col["job0_log10_need_bytes"]] == pytest.approx(math.log10(need_t5), rel=1e-6)
+    np.testing.assert_allclose(x[:, col["job0_log2_machine_memory_over_need"]],
+                               np.log2(small_cluster.memory_gb * 1e9 / need_t5), rtol=1e-5)
+
+
+def test_encode_rejects_too_many_jobs(small_cluster):
+    with pytest.raises(ValueError, match="2 job slots, got 3 jobs"):
+        learn.encode(small_cluster, JOBS3, max_jobs=2)
+
+
+def test_encode_explicit_cluster_uses_its_links():
+    spec = hulk.cluster_spec.hulk47_spec()
+    g = learn.encode(spec, models.PAPER_JOBS_4)
+    assert g.num_nodes == 47 and g.num_edges == len(spec.links)  # undirected: one edge per link
+
+
+# ---------------------------------------------------------------------------------- labels and decoding
+
+def test_labels_from_plan_concurrent_and_sequential(small_cluster):
+    p = planner.plan(small_cluster, JOBS3, "search", time_limit_s=5, max_iterations=100)
+    y = learn.labels_from_plan(p, JOBS3)
+    order = learn.slot_order(planner.as_model_specs(JOBS3))
+    assert not p.sequential
+    for s, j in enumerate(order):
+        assert sorted(np.flatnonzero(y == s).tolist()) == sorted(p.jobs[j]["machines"])
+    assert ((y >= 0) & (y <= learn.MAX_JOBS)).all()
+    b = planner.plan(small_cluster, JOBS3, "b")
+    assert (learn.labels_from_plan(b, JOBS3) == -1).all()
+
+
+def test_decode_groups_keeps_argmax_and_fills_short_jobs():
+    jobs = planner.as_model_specs(["GPT-2 1.5B", "BERT-large"])
+    need = learn._job_need_bytes(jobs)
+    order = learn.slot_order(jobs)  # GPT-2 (slot 0), BERT (slot 1)
+    n, C = 6, learn.MAX_JOBS + 1
+    proba = np.full((n, C), 0.01)
+    proba[:, C - 1] = 0.9           # idle wins everywhere...
+    proba[4, 1] = 0.95               # ...except machine 4, which is BERT's by arg-max
+    proba[:, 0] = [0.05, 0.3, 0.2, 0.1, 0.0, 0.02]  # GPT-2's ranking: 1, 2, 3, 0, ...
+    memory = np.full(n, need[order[0]] * 0.6)  # GPT-2 needs two machines, BERT one
+    classes = learn.decode_groups(proba, memory, jobs)
+    assert classes[4] == order[1]
+    assert [i for i, c in enumerate(classes) if c == order[0]] == [1, 2]
+    assert sum(c == -1 for c in classes) == 3
+
+
+# ---------------------------------------------------------------------------------- data set and training
+
+def test_dataset_is_cached_and_deterministic(tiny_dataset):
+    samples, cache = tiny_dataset
+    files = sorted(os.listdir(cache))
+    assert len(files) == len(samples) > 0
+    stamps = {f: os.stat(cache / f).st_mtime_ns for f in files}
+    again = learn.make_dataset(8, seed=3, sizes=(16, 40), time_limit_s=0.5, iterations=150, cache_dir=cache,
+                               workers=1, progress=False)
+    assert {f: os.stat(cache / f).st_mtime_ns for f in files} == stamps  # nothing relabelled
+    for a, b in zip(samples, again):
+        assert a.spec == b.spec
+        np.testing.assert_array_equal(a.labels, b.labels)
+        assert 16 <= a.spec.n <= 40 and 1 <= len(a.spec.jobs) <= learn.MAX_JOBS
+
+
+def test_sample_specs_validation():
+    with pytest.raises(ValueError, match="sizes"):
+        learn.sample_specs(3, sizes=(40, 16))
+    with pytest.raises(ValueError, match="count"):
+        learn.make_dataset(0)
+
+
+def test_training_history_and_save_load(tiny_planner, tmp_path, small_cluster):
+    pl, history = tiny_planner
+    assert len(history) == 3 and all(math.isfinite(h["train_loss"]) for h in history)
+    assert 0 <= pl.info["best_val_acc"] <= 1
+    path = tmp_path / "m.gnn"
+    pl.save(path)
+    meta = json.loads((tmp_path / "m.gnn.json").read_text())
+    assert meta["version"] == learn.FORMAT_VERSION and meta["node_features"] == learn.node_feature_names()
+    back = learn.LearnedPlanner.load(path)
+    np.testing.assert_array_equal(back.predict_slots(small_cluster, JOBS3), pl.predict_slots(small_cluster, JOBS3))
+    assert back.classify(small_cluster, JOBS3) == pl.classify(small_cluster, JOBS3)
+
+
+def test_load_errors(tiny_planner, tmp_path):
+    pl, _ = tiny_planner
+    path = tmp_path / "m.gnn"
+    pl.save(path)
+    os.remove(str(path) + ".json")
+    with pytest.raises(FileNotFoundError, match="no encoding file"):
+        learn.LearnedPlanner.load(path)
+    pl.save(path)
+    meta = json.loads((tmp_path / "m.gnn.json").read_text())
+    (tmp_path / "m.gnn.json").write_text(json.dumps(dict(meta, version="other/9")))
+    with pytest.raises(ValueError, match="version must be"):
+        learn.LearnedPlanner.load(path)
+    (tmp_path / "m.gnn.json").write_text(json.dumps(dict(meta, max_jobs=3)))
+    with pytest.raises(ValueError, match="trained on other features"):
+        learn.LearnedPlanner.load(path)
+    meta3 = dict(meta, max_jobs=3, node_features=learn.node_feature_names(3))
+    (tmp_path / "m.gnn.json").write_text(json.dumps(meta3))
+    with pytest.raises(ValueError, match="7 classes"):
+        learn.LearnedPlanner.load(path)
+
+
+def test_train_needs_labelled_samples(tiny_dataset):
+    samples, _ = tiny_dataset
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        learn.train(samples[:1], epochs=1, progress=False, log=lambda *a: None)
+
+
+# ---------------------------------------------------------------------------------- planning with it
+
+def test_shipped_model_loads_and_plans(small_cluster):
+    pl = learn.default_planner()
+    assert pl.max_jobs == learn.MAX_JOBS and pl.info.get("command", "").startswith("hulk train")
+    p = planner.plan(small_cluster, JOBS3, "hulk")  # the shipped model by default
+    assert p.feasible and not p.sequential
+    used = [m for j in p.jobs for m in j["machines"]]
+    assert len(used) == len(set(used))
+    assert p.planning_s > 0
+
+
+def test_refinement_never_worsens_hulk(small_cluster, tiny_planner):
+    pl, _ = tiny_planner
+    raw = planner.plan(small_cluster, JOBS3, "hulk", model=pl, refine_iterations=0)
+    refined = planner.plan(small_cluster, JOBS3, "hulk", model=pl)
+    assert refined.makespan_s <= raw.makespan_s
+    assert any("refinement" in n for n in refined.notes)
+
+
+def test_model_argument_validation(small_cluster):
+    with pytest.raises(ValueError, match="model must be"):
+        planner.plan(small_cluster, JOBS3, "hulk", model="bogus")
+    with pytest.raises(TypeError, match="model must be"):
+        planner.plan(small_cluster, JOBS3, "hulk", model=3.5)
+    h = planner.plan(small_cluster, JOBS3, "hulk", model="heuristic")
+    assert h.planner == "hulk"
+
+
+def test_regional_and_explicit_clusters_plan_alike():
+    # With every region pair linked, the explicit spec lists exactly the regional pair values.
+    c = generate.generate_cluster(30, seed=9, missing_fraction=0.0)
+    spec = c.to_spec()
+    for name in ("a", "b", "c"):
+        assert planner.plan(c, JOBS3, name).makespan_s == pytest.approx(planner.plan(spec, JOBS3, name).makespan_s,
+                                                                         rel=1e-12)
+    s1 = planner.plan(c, JOBS3, "search", time_limit_s=30, max_iterations=200)
+    s2 = planner.plan(spec, JOBS3, "search", time_limit_s=30, max_iterations=200)
+    assert s1.makespan_s == pytest.approx(s2.makespan_s, rel=1e-12)
+    assert [j["machines"] for j in s1.jobs] == [j["machines"] for j in s2.jobs]
+
+
+def test_plan_repair_on_a_regional_cluster(small_cluster):
+    p = planner.plan(small_cluster, JOBS3, "search", time_limit_s=5, max_iterations=100)
+    victim = p.jobs[0]["machines"][0]
+    q = p.without(victim)
+    assert len(q.cluster) == len(small_cluster) - 1
+    assert q.feasible
+
+
+def test_search_max_iterations_is_reproducible(small_cluster):
+    a = planner.plan(small_cluster, JOBS3, "search", time_limit_s=30, max_iterations=150, seed=2)
+    b = planner.plan(small_cluster, JOBS3, "search", time_limit_s=30, max_iterations=150, seed=2)
+    assert a.makespan_s == b.makespan_s and "150 local-search moves" in a.notes[0]
+    with pytest.raises(ValueError, match="max_iterations"):
+        planner.plan(small_cluster, JOBS3, "search", max_iterations=-1)
+
+
+# ---------------------------------------------------------------------------------- command line
+
+def test_cli_train_then_plan_with_the_model(tmp_path, capsys):
+    out = tmp_path / "p.gnn"
+    assert cli.main(["train", "--samples", "6", "--sizes", "16,30", "--label-time", "0.3", "--label-iterations",
+                     "50", "--epochs", "2", "--batch", "2", "--hidden", "8,8", "--workers", "1", "--cache",
+                     str(tmp_path / "cache"), "--out", str(out), "--quiet"]) == 0
+    assert out.exists() and (tmp_path / "p.gnn.json").exists()
+    assert learn.LearnedPlanner.load(out).info["command"].startswith("hulk train --samples 6")
+    capsys.readouterr()
+    assert cli.main(["plan", "--generate", "50", "--jobs", "BERT-large,GPT-2 1.5B", "--planner", "hulk",
+                     "--model", str(out), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["plans"][0]["planner"] == "hulk" and d["plans"][0]["feasible"]
+
+
+def test_cli_plan_on_a_regional_json_file(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    generate.generate_cluster(40, seed=1).to_json(path)
+    assert cli.main(["plan", "--cluster", str(path), "--jobs", "BERT-large", "--planner", "search",
+                     "--time-limit", "0.2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert "40 machines" in d["cluster"]
+    assert cli.main(["plan", "--cluster", str(path), "--generate", "40"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_cli_train_rejects_bad_sizes(capsys):
+    assert cli.main(["train", "--sizes", "abc", "--quiet"]) == 2
+    assert "--sizes" in capsys.readouterr().err
