@@ -179,12 +179,12 @@ def main(argv=None) -> int:
             f"accuracy {info.get('best_val_acc', float('nan')):.3f}).", "",
             "Each generated row: fresh clusters and job sets (1-6 catalogue models), seeds disjoint from "
             "training. Search (the teacher) gets 10 s up to 1,000 machines, 30 s at 5,000 and 60 s at 20,000. "
-            "Hulk = GNN, Algorithm 1, partition, then at most 300 refinement moves (and 1/100 of the search "
-            "budget). Node accuracy: GNN slot vs the teacher's label on the same instance. Makespan ratio: "
+            "Hulk = GNN, Algorithm 1, partition, then at most 300 refinement moves (stopped after max(1 s, search "
+            "budget / 100)). Node accuracy: GNN slot vs the teacher's label on the same instance. Makespan ratio: "
             "Hulk / Search, mean (worst); below 1 means Hulk is better. 'vs best A/B/C': makespan reduction "
             "against the best feasible of Systems A/B/C. Hulk time includes encoding and GNN inference "
             "(in brackets).", "",
-            "| instances | n | jobs (mean) | node accuracy | Hulk / Search makespan | heuristic Hulk / Search | "
+            "| clusters | instances | jobs (mean) | node accuracy | Hulk / Search makespan | heuristic Hulk / Search | "
             "Hulk vs best A/B/C | Search s | Hulk s (GNN s) | Search time / Hulk time |",
             "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|", *rows, "",
             f"GNN inference on a generated {args.inference_n:,}-machine cluster ({g.num_edges:,} directed edges, "
