@@ -151,8 +151,7 @@ def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remot
     job_specs = as_model_specs(jobs)
     if len(job_specs) > max_jobs:
         raise ValueError(f"jobs: this encoding has {max_jobs} job slots, got {len(job_specs)} jobs")
-    if not isinstance(cluster, generate.RegionalCluster):
-        cluster = as_cluster_spec(cluster)
+    cluster = as_cluster_spec(cluster)  # a RegionalCluster passes through
     m = _machines_of(cluster)
     n = len(m.memory_gb)
     need = _job_need_bytes(job_specs)
@@ -357,12 +356,11 @@ class LearnedPlanner:
     def classify(self, cluster, jobs) -> list[int]:
         """Job index per machine (-1 idle), decoded from the class probabilities by
         :func:`decode_groups`."""
-        from .planner import as_model_specs
+        from .planner import as_cluster_spec, as_model_specs
         job_specs = as_model_specs(jobs)
+        cluster = as_cluster_spec(cluster)
         proba = self.gnn.predict_proba(self.encode(cluster, job_specs))
-        memory = _machines_of(cluster if isinstance(cluster, generate.RegionalCluster) else
-                              __import__("hulk.planner", fromlist=["as_cluster_spec"]).as_cluster_spec(cluster)).memory_gb
-        return decode_groups(proba, memory * 1e9, job_specs)
+        return decode_groups(proba, _machines_of(cluster).memory_gb * 1e9, job_specs)
 
     def save(self, path) -> None:
         """Writes the weights to ``path`` and the encoding to ``path + '.json'``."""
