@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,21 @@ int64_t count_set(const std::vector<uint8_t>& mask, const std::vector<int64_t>& 
   int64_t n = 0;
   for (size_t i = 0; i < labels.size(); ++i) n += (mask.empty() || mask[i]) && labels[i] >= 0;
   return n;
+}
+
+// labels [N] in [-1, num_classes); each named mask empty or [N].
+void check_targets(const Graph& g, const std::vector<int64_t>& labels, int64_t num_classes,
+                   std::initializer_list<std::pair<const char*, const std::vector<uint8_t>*>> masks) {
+  const auto n = static_cast<size_t>(g.num_nodes());
+  require(labels.size() == n, "labels: expected " + std::to_string(n) + " entries (one per node), got " +
+                                  std::to_string(labels.size()));
+  for (const auto& [name, mask] : masks)
+    require(mask->empty() || mask->size() == n,
+            std::string(name) + ": expected " + std::to_string(n) + " entries, got " + std::to_string(mask->size()));
+  for (size_t i = 0; i < n; ++i)
+    require(labels[i] >= -1 && labels[i] < num_classes,
+            "labels[" + std::to_string(i) + "] = " + std::to_string(labels[i]) + " is outside [-1, num_classes = " +
+                std::to_string(num_classes) + ")");
 }
 
 }  // namespace
@@ -161,25 +177,11 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
                                    const TrainOptions& opts,
                                    const std::function<bool(const EpochStats&)>& on_epoch) {
   opts.validate();
-  const auto n = static_cast<size_t>(g.num_nodes());
-  require(labels.size() == n, "labels: expected " + std::to_string(n) + " entries (one per node), got " +
-                                  std::to_string(labels.size()));
-  require(train_mask.empty() || train_mask.size() == n,
-          "train_mask: expected " + std::to_string(n) + " entries, got " + std::to_string(train_mask.size()));
-  require(val_mask.empty() || val_mask.size() == n,
-          "val_mask: expected " + std::to_string(n) + " entries, got " + std::to_string(val_mask.size()));
-  for (size_t i = 0; i < n; ++i) {
-    require(labels[i] >= -1 && labels[i] < config_.num_classes,
-            "labels[" + std::to_string(i) + "] = " + std::to_string(labels[i]) +
-                " is outside [-1, num_classes = " + std::to_string(config_.num_classes) + ")");
-  }
+  check_targets(g, labels, config_.num_classes, {{"train_mask", &train_mask}, {"val_mask", &val_mask}});
   require(count_set(train_mask, labels) > 0, "no labelled node in the training mask");
   const bool has_val = !val_mask.empty() && count_set(val_mask, labels) > 0;
 
-  if (config_.standardize && !scaler_.fitted()) {
-    fit_columns(g.x(), scaler_.x_mean, scaler_.x_std);
-    fit_columns(g.e(), scaler_.e_mean, scaler_.e_std);
-  }
+  if (config_.standardize && !scaler_.fitted()) fit_scaler(g);
   const GraphInputs in = prepare(g);
   const uint8_t* train_ptr = train_mask.empty() ? nullptr : train_mask.data();
   const uint8_t* val_ptr = val_mask.empty() ? nullptr : val_mask.data();
@@ -191,14 +193,10 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   std::vector<Tensor> best_weights;
   double best_val = std::numeric_limits<double>::infinity();
   int64_t since_best = 0;
-  Tensor logits, dlogits;
+  Tensor logits;
   for (int64_t epoch = 1; epoch <= opts.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
-    forward(in, /*training=*/true, logits);
-    const ops::LossResult train = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, &dlogits);
-    backward(in, dlogits, /*training=*/true);
-    ++step_;
-    for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
+    const ops::LossResult train = optimizer_step(in, labels, train_ptr, adam);
     // Accuracies and validation loss of the updated weights, without dropout.
     forward(in, /*training=*/false, logits);
     const ops::LossResult train_eval = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, nullptr);
@@ -253,28 +251,25 @@ ops::LossResult Model::train_step(const Graph& g, const std::vector<int64_t>& la
   o.lr = lr;
   o.weight_decay = weight_decay;
   o.validate();
-  const auto n = static_cast<size_t>(g.num_nodes());
-  require(labels.size() == n, "labels: expected " + std::to_string(n) + " entries (one per node), got " +
-                                  std::to_string(labels.size()));
-  require(mask.empty() || mask.size() == n,
-          "mask: expected " + std::to_string(n) + " entries, got " + std::to_string(mask.size()));
-  for (size_t i = 0; i < n; ++i)
-    require(labels[i] >= -1 && labels[i] < config_.num_classes,
-            "labels[" + std::to_string(i) + "] = " + std::to_string(labels[i]) +
-                " is outside [-1, num_classes = " + std::to_string(config_.num_classes) + ")");
+  check_targets(g, labels, config_.num_classes, {{"mask", &mask}});
   require(count_set(mask, labels) > 0, "no labelled node in the mask");
   if (config_.standardize && !scaler_.fitted()) fit_scaler(g);
-  const GraphInputs in = prepare(g);
-  Tensor logits, dlogits;
-  forward(in, /*training=*/true, logits);
-  const ops::LossResult r = ops::softmax_cross_entropy(logits, labels.data(), mask.empty() ? nullptr : mask.data(), &dlogits);
-  if (!std::isfinite(r.loss))
-    throw std::runtime_error("training diverged: loss is " + std::to_string(r.loss) + " (try a smaller lr)");
-  backward(in, dlogits, /*training=*/true);
-  ++step_;
   ops::AdamConfig adam;
   adam.lr = lr;
   adam.weight_decay = weight_decay;
+  const ops::LossResult r = optimizer_step(prepare(g), labels, mask.empty() ? nullptr : mask.data(), adam);
+  if (!std::isfinite(r.loss))
+    throw std::runtime_error("training diverged: loss is " + std::to_string(r.loss) + " (try a smaller lr)");
+  return r;
+}
+
+ops::LossResult Model::optimizer_step(const GraphInputs& in, const std::vector<int64_t>& labels, const uint8_t* mask,
+                                      const ops::AdamConfig& adam) {
+  Tensor logits, dlogits;
+  forward(in, /*training=*/true, logits);
+  const ops::LossResult r = ops::softmax_cross_entropy(logits, labels.data(), mask, &dlogits);
+  backward(in, dlogits, /*training=*/true);
+  ++step_;
   for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
   return r;
 }

@@ -103,6 +103,9 @@ class Model {
   GraphInputs prepare(const Graph& g) const;
   void forward(const GraphInputs& in, bool training, Tensor& logits);
   void backward(const GraphInputs& in, const Tensor& dlogits, bool training);  // training: dropout was on
+  // Forward with dropout, masked cross-entropy, backward, one Adam step (fit and train_step).
+  ops::LossResult optimizer_step(const GraphInputs& in, const std::vector<int64_t>& labels, const uint8_t* mask,
+                                 const ops::AdamConfig& adam);
 
   ModelConfig config_;
   FeatureScaler scaler_;
