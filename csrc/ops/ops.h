@@ -1,9 +1,16 @@
-// The engine's ops: one declaration each, implemented for the CPU in ops/cpu/*.cpp
-// (a CUDA implementation of the same declaration lives in cuda/). Every op has a
-// naive float64 reference in tests/cpp/reference.h and is tested against it.
+// The engine's ops, as the layers call them. Each works on CPU or CUDA tensors: the op
+// checks shapes and that every tensor is on one device, sizes its outputs on that device,
+// and hands the work to the backend (csrc/ops/dispatch.cpp, the one place that picks a
+// device). The backends' primitives are declared once in ops/backend_ops.inc and
+// implemented in ops/cpu/<family>.cpp and cuda/<family>.cu. EdgePool is composed of
+// primitives (ops/edge_pool.cpp), the same code on both devices. Every op has a naive
+// float64 reference in tests/cpp/reference.h and is tested against it; the CUDA backend
+// is tested against the CPU (tests/cpp/test_cuda_ops.cpp).
 //
 // Shapes are given as comments: N nodes (rows of the CSR), M input edges, F, Fe, O
-// feature widths. Outputs are resized by the op unless stated otherwise.
+// feature widths. Outputs are resized by the op (on the inputs' device) unless stated
+// otherwise. A CSR lives on the host; its device copy is uploaded once and cached
+// (Csr::on_device()).
 #pragma once
 
 #include <cstdint>
@@ -22,8 +29,9 @@ void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, Tensor& 
 
 // out[i, :] += bias[0, :] for every row (out [R, C], bias [1, C]).
 void add_bias(Tensor& out, const Tensor& bias);
-// db[0, :] (+)= sum over rows of dy, optionally scaling row i by row_scale[i] (dy [R, C], db [1, C]).
-void bias_grad(const Tensor& dy, const float* row_scale, Tensor& db, bool accumulate);
+// db[0, :] (+)= sum over rows of dy, optionally scaling row i by row_scale[i] (dy [R, C],
+// row_scale [R, 1] or null, db [1, C]). Summed in double in row order: deterministic.
+void bias_grad(const Tensor& dy, const Tensor* row_scale, Tensor& db, bool accumulate);
 
 void relu_forward(const Tensor& x, Tensor& y);                        // y = max(x, 0)
 void relu_backward(const Tensor& y, const Tensor& dy, Tensor& dx);    // dx = dy * (y > 0)
@@ -54,10 +62,11 @@ enum class Pooling { Sum, Mean };
 //                                              + nbr_coef * ((A h) W_nbr + S W_edge):
 // Sum: self_coef = deg, nbr_coef = 1.  Mean: self_coef = [deg > 0], nbr_coef = 1/deg (0 if deg 0).
 struct PoolCoefficients {
-  std::vector<float> self_coef;  // [N]
-  std::vector<float> nbr_coef;   // [N]
+  Tensor self_coef;  // [N, 1]
+  Tensor nbr_coef;   // [N, 1]
 };
-PoolCoefficients pool_coefficients(const Csr& a, Pooling pooling);
+// Computed on `device`.
+PoolCoefficients pool_coefficients(const Csr& a, Pooling pooling, Device device = Device::CPU);
 
 // Fast path. edge_sum = segment_sum_edges(a, e) [N, Fe] (constant while e is).
 // Writes z [N, O] and the stacked input p = [self_coef*h || nbr_coef*(A h) || nbr_coef*S]
@@ -86,6 +95,8 @@ struct LossResult {
 // unlabelled; mask [N] (nullptr = all). Throws on a label >= C or < -1 among counted rows.
 // grad [N, C] (optional) receives d(mean loss)/d(logits), zero on rows not counted.
 LossResult softmax_cross_entropy(const Tensor& logits, const int64_t* labels, const uint8_t* mask, Tensor* grad);
+
+// Labels and mask are host arrays whatever the logits' device; the result is on the host.
 
 // Row-wise softmax (probabilities) of logits [N, C].
 void softmax(const Tensor& logits, Tensor& probs);

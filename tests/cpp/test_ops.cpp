@@ -180,16 +180,17 @@ TEST(Bias, BiasGradWithAndWithoutRowScaleAndAccumulate) {
   std::vector<float> scale(41);
   std::vector<double> scale64(41);
   for (int i = 0; i < 41; ++i) scale64[i] = scale[i] = static_cast<float>(scale_d.v[i]);
+  const Tensor scale_t = Tensor::from_data(41, 1, scale.data());
   Tensor db = Tensor::filled(3, 3, 9.0f);  // overwritten (and reshaped) when not accumulating
   hulk::ops::bias_grad(ref::to_f(dy), nullptr, db, false);
   EXPECT_TRUE(ref::all_close(db, ref::bias_grad(dy, nullptr), kAtol, kRtol));
-  hulk::ops::bias_grad(ref::to_f(dy), scale.data(), db, false);
+  hulk::ops::bias_grad(ref::to_f(dy), &scale_t, db, false);
   const DMat scaled = ref::bias_grad(dy, &scale64);
   EXPECT_TRUE(ref::all_close(db, scaled, kAtol, kRtol));
   // accumulate: db += sum
   const DMat start = ref::random_dmat(1, 6, rng);
   Tensor acc = ref::to_f(start);
-  hulk::ops::bias_grad(ref::to_f(dy), scale.data(), acc, true);
+  hulk::ops::bias_grad(ref::to_f(dy), &scale_t, acc, true);
   DMat want = start;
   for (int j = 0; j < 6; ++j) want(0, j) += scaled(0, j);
   EXPECT_TRUE(ref::all_close(acc, want, kAtol, kRtol));
@@ -446,15 +447,15 @@ TEST(EdgePool, PoolCoefficients) {
     const std::vector<int64_t> deg = ref::in_degree(gc.g);
     const hulk::ops::PoolCoefficients s = hulk::ops::pool_coefficients(a, Pooling::Sum);
     const hulk::ops::PoolCoefficients m = hulk::ops::pool_coefficients(a, Pooling::Mean);
-    ASSERT_EQ(s.self_coef.size(), deg.size());
-    ASSERT_EQ(s.nbr_coef.size(), deg.size());
-    ASSERT_EQ(m.self_coef.size(), deg.size());
-    ASSERT_EQ(m.nbr_coef.size(), deg.size());
+    ASSERT_EQ(static_cast<size_t>(s.self_coef.rows()), deg.size());
+    ASSERT_EQ(static_cast<size_t>(s.nbr_coef.rows()), deg.size());
+    ASSERT_EQ(static_cast<size_t>(m.self_coef.rows()), deg.size());
+    ASSERT_EQ(static_cast<size_t>(m.nbr_coef.rows()), deg.size());
     for (size_t v = 0; v < deg.size(); ++v) {
-      EXPECT_EQ(s.self_coef[v], static_cast<float>(deg[v]));
-      EXPECT_EQ(s.nbr_coef[v], 1.0f);
-      EXPECT_EQ(m.self_coef[v], deg[v] > 0 ? 1.0f : 0.0f);
-      EXPECT_NEAR(m.nbr_coef[v], deg[v] > 0 ? 1.0 / deg[v] : 0.0, 1e-7);
+      EXPECT_EQ(s.self_coef.at(v, 0), static_cast<float>(deg[v]));
+      EXPECT_EQ(s.nbr_coef.at(v, 0), 1.0f);
+      EXPECT_EQ(m.self_coef.at(v, 0), deg[v] > 0 ? 1.0f : 0.0f);
+      EXPECT_NEAR(m.nbr_coef.at(v, 0), deg[v] > 0 ? 1.0 / deg[v] : 0.0, 1e-7);
     }
   }
 }

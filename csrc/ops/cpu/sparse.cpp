@@ -1,12 +1,9 @@
-// Sparse aggregation on the CPU: one output row per iteration, rows split over OpenMP
+// Sparse primitives on the CPU: one output row per iteration, rows split over OpenMP
 // threads. Each row is written by one thread in a fixed order, so results are
 // deterministic and need no atomics.
-#include <algorithm>
-#include <stdexcept>
+#include "../backends.h"
 
-#include "../ops.h"
-
-namespace hulk::ops {
+namespace hulk::ops::cpu {
 
 namespace {
 // Row-split SpMM over raw pointers: restrict tells the compiler that out never aliases x,
@@ -29,34 +26,15 @@ void spmm_rows(const Csr& a, const float* __restrict x, int64_t f, float* __rest
 }  // namespace
 
 void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
-  check_shape(x, a.num_cols, -1, "spmm: dense input x");
-  const int64_t f = x.cols();
-  out.reset(a.num_rows, f);
-  if (f == 0) return;
-  if (weighted && a.weighted()) {
-    spmm_rows<true>(a, x.data(), f, out.data());
+  if (weighted) {
+    spmm_rows<true>(a, x.data(), x.cols(), out.data());
   } else {
-    spmm_rows<false>(a, x.data(), f, out.data());
-  }
-}
-
-void check_edge_ids(const Csr& a, const Tensor& e, const char* op) {
-  if (a.edge_ids.size() != static_cast<size_t>(a.nnz())) {
-    throw std::invalid_argument(std::string(op) + ": the CSR carries no edge ids");
-  }
-  for (int64_t id : a.edge_ids) {
-    if (id < 0 || id >= e.rows()) {
-      throw std::invalid_argument(std::string(op) + ": edge id " + std::to_string(id) + " is out of range for " +
-                                  std::to_string(e.rows()) + " edge feature rows");
-    }
+    spmm_rows<false>(a, x.data(), x.cols(), out.data());
   }
 }
 
 void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {
   const int64_t fe = e.cols();
-  out.reset(a.num_rows, fe);
-  if (fe == 0) return;  // nothing to gather; edge ids are not needed
-  check_edge_ids(a, e, "segment_sum_edges");
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t v = 0; v < a.num_rows; ++v) {
     float* dst = out.row(v);
@@ -67,4 +45,17 @@ void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {
   }
 }
 
-}  // namespace hulk::ops
+void pool_coefficients(const Csr& a, Pooling pooling, Tensor& self_coef, Tensor& nbr_coef) {
+  for (int64_t v = 0; v < a.num_rows; ++v) {
+    const int64_t deg = a.degree(v);
+    if (pooling == Pooling::Sum) {
+      self_coef.data()[v] = static_cast<float>(deg);
+      nbr_coef.data()[v] = 1.0f;
+    } else {
+      self_coef.data()[v] = deg > 0 ? 1.0f : 0.0f;
+      nbr_coef.data()[v] = deg > 0 ? 1.0f / static_cast<float>(deg) : 0.0f;
+    }
+  }
+}
+
+}  // namespace hulk::ops::cpu

@@ -1,0 +1,34 @@
+// The two backends' primitives, declared from one list (backend_ops.inc) so that the CPU
+// and the CUDA implementation of an op can never drift apart in signature.
+#pragma once
+
+#include <initializer_list>
+#include <utility>
+
+#include "ops.h"
+
+namespace hulk::ops::cpu {
+#include "backend_ops.inc"
+}  // namespace hulk::ops::cpu
+
+#ifdef HULK_WITH_CUDA
+namespace hulk::ops::cuda {
+#include "backend_ops.inc"
+}  // namespace hulk::ops::cuda
+#endif
+
+// The one place that picks a backend: runs primitive `op` on device `on_device`.
+#ifdef HULK_WITH_CUDA
+#define HULK_BACKEND(on_device, op, ...) \
+  ((on_device) == ::hulk::Device::CPU ? ::hulk::ops::cpu::op(__VA_ARGS__) : ::hulk::ops::cuda::op(__VA_ARGS__))
+#else
+#define HULK_BACKEND(on_device, op, ...)                                                                       \
+  ((on_device) == ::hulk::Device::CPU ? ::hulk::ops::cpu::op(__VA_ARGS__)                                       \
+                                   : (::hulk::device::require_cuda(), ::hulk::ops::cpu::op(__VA_ARGS__)))
+#endif
+
+namespace hulk::ops {
+// The device shared by every tensor named (null entries are skipped); throws
+// std::invalid_argument naming the op and the odd tensor out when they differ.
+Device common_device(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> tensors);
+}  // namespace hulk::ops
