@@ -34,6 +34,9 @@ void* allocate(size_t bytes);                 // caching allocator; throws on fa
 void release(void* ptr, size_t bytes) noexcept;  // back to the cache
 void empty_cache();                           // frees every cached block
 size_t cached_bytes();                        // held by the cache, not in use
+size_t allocated_bytes();                     // in use now (requested sizes)
+size_t peak_allocated_bytes();                // the most in use since the last reset_peak
+void reset_peak();
 
 // Copies on the current stream; a copy to the host waits for it to finish.
 void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);

@@ -216,6 +216,17 @@ Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> d
   }
 }
 
+void Graph::prepare_device() const {
+  device::require_cuda();
+  in_.on_device();
+  in_t_.on_device();
+  for (bool w : {false, true}) {
+    if (w && weights_.empty()) break;  // gcn_w_ is a copy of gcn_
+    gcn(w).device_copy.get([&] { return gcn_normalize_on_device(in_, in_, w); });
+    gcn_t(w).device_copy.get([&] { return gcn_normalize_on_device(in_t_, in_, w); });
+  }
+}
+
 Graph batch_graphs(const std::vector<const Graph*>& graphs) {
   if (graphs.empty()) throw std::invalid_argument("batch_graphs: no graphs given");
   const Graph& first = *graphs.front();

@@ -9,12 +9,39 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "device_csr.h"
 #include "tensor.h"
 
 namespace hulk {
+
+// Holds a Csr's device copy. A copied Csr starts without one: its arrays may be changed
+// after the copy, and the device copy must never go stale.
+class DeviceCsrSlot {
+ public:
+  DeviceCsrSlot() = default;
+  DeviceCsrSlot(const DeviceCsrSlot&) {}
+  DeviceCsrSlot& operator=(const DeviceCsrSlot&) { return *this; }
+  // The cached copy, made by `make` on first use (thread-safe).
+  template <typename Make>
+  const DeviceCsr& get(Make&& make) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!copy_) copy_ = make();
+    return *copy_;
+  }
+  bool has_copy() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return copy_ != nullptr;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const DeviceCsr> copy_;
+};
 
 struct Csr {
   int64_t num_rows = 0;
@@ -27,6 +54,11 @@ struct Csr {
   int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
   bool weighted() const { return !values.empty(); }
   int64_t degree(int64_t row) const { return indptr[row + 1] - indptr[row]; }
+
+  // The device copy: uploaded on first use, then reused (the arrays above must not change
+  // after that). A Graph installs its GCN matrices' copies itself, normalised on the device.
+  const DeviceCsr& on_device() const { return device_copy.get([this] { return upload_csr(*this); }); }
+  DeviceCsrSlot device_copy;
 };
 
 // Problems found in an edge list. Out-of-range ids and non-finite weights are always
@@ -81,6 +113,10 @@ class Graph {
   const Csr& in_t() const { return in_t_; }      // rows = sources
   const Csr& gcn(bool use_weights) const { return use_weights ? gcn_w_ : gcn_; }
   const Csr& gcn_t(bool use_weights) const { return use_weights ? gcn_w_t_ : gcn_t_; }
+
+  // Puts the structure on the CUDA device once: the in-adjacency and its transpose are
+  // uploaded, the GCN matrices normalised there. Later calls do nothing.
+  void prepare_device() const;
 
  private:
   int64_t num_nodes_;

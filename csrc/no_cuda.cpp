@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "device.h"
+#include "device_csr.h"
 
 namespace hulk::device {
 namespace {
@@ -23,6 +24,9 @@ void* allocate(size_t) { unavailable(); }
 void release(void*, size_t) noexcept {}
 void empty_cache() {}
 size_t cached_bytes() { return 0; }
+size_t allocated_bytes() { return 0; }
+size_t peak_allocated_bytes() { return 0; }
+void reset_peak() {}
 void copy(void*, Device, const void*, Device, size_t) { unavailable(); }
 void zero(void*, size_t) { unavailable(); }
 void fill(float*, int64_t, float) { unavailable(); }
@@ -31,5 +35,9 @@ Stream::Stream() = default;
 Stream::~Stream() = default;
 
 }  // namespace hulk::device
+
+namespace hulk {
+std::unique_ptr<DeviceCsr> gcn_normalize_on_device(const Csr&, const Csr&, bool) { device::require_cuda(); return nullptr; }
+}  // namespace hulk
 
 #endif  // HULK_WITH_CUDA

@@ -17,7 +17,7 @@ Quick start::
 """
 
 from . import _core, datasets
-from ._device import cuda_available, cuda_unavailable_reason, get_num_threads, set_num_threads
+from ._device import cuda_available, cuda_simulated, cuda_unavailable_reason, get_num_threads, set_num_threads
 from .gnn import GNN
 from .graph import Graph
 
@@ -27,6 +27,7 @@ __all__ = [
     "GNN",
     "Graph",
     "cuda_available",
+    "cuda_simulated",
     "cuda_unavailable_reason",
     "datasets",
     "get_num_threads",

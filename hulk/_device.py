@@ -6,8 +6,16 @@ from . import _core
 
 
 def cuda_available() -> bool:
-    """True when hulk was built with CUDA and a CUDA device is usable here."""
+    """True when hulk was built with CUDA and a CUDA device is usable here.
+
+    False in the SIMT build (see :func:`cuda_simulated`), which uses no GPU."""
     return bool(_core.built_with_cuda) and _core.cuda_device_count() > 0
+
+
+def cuda_simulated() -> bool:
+    """True in the SIMT build (``HULK_CUDA=SIMT``): ``device="cuda"`` runs the CUDA kernels
+    on the CPU simulator, for tests and debugging. Never the default build."""
+    return bool(_core.cuda_simulated)
 
 
 def cuda_unavailable_reason() -> str:
@@ -20,13 +28,8 @@ def check_device(device: str) -> str:
     if not isinstance(device, str) or device.lower() not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     device = device.lower()
-    if device == "cuda":
-        if not cuda_available():
-            raise RuntimeError(f"device='cuda' was requested but no GPU is usable: {cuda_unavailable_reason()}")
-        raise RuntimeError(
-            "device='cuda': this version of hulk runs the GNN on the CPU only; "
-            "the CUDA kernels are not part of this build yet. Use device='cpu'."
-        )
+    if device == "cuda" and not (cuda_available() or cuda_simulated()):
+        raise RuntimeError(f"device='cuda' was requested but no GPU is usable: {cuda_unavailable_reason()}")
     return device
 
 

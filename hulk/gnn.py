@@ -41,7 +41,9 @@ class GNN:
     seed : int
         Seeds initialisation and dropout; training is deterministic for a seed.
     device : {"cpu", "cuda"}
-        Only "cpu" in this version.
+        Where the weights live and training and inference run. "cuda" needs a GPU (or the
+        SIMT build, which runs the CUDA kernels on the CPU for tests). Results come back as
+        numpy arrays either way; ``to()`` moves a model.
     """
 
     def __init__(self, num_classes: int, hidden: Sequence[int] = (64, 64), pooling: str = "sum",
@@ -103,9 +105,7 @@ class GNN:
                     name == "lr" and value == 0):
                 raise ValueError(f"{name} must be a {'positive' if name == 'lr' else 'non-negative'} number, "
                                  f"got {value!r}")
-        if self._model is None:
-            self._model = _core.Model(in_features=g.num_node_features, edge_features=g.num_edge_features,
-                                      **self._options)
+        self._build(g)
         self._check_graph(g)
 
         def on_epoch(stats: dict) -> bool:
@@ -126,7 +126,17 @@ class GNN:
         if self._model is None:
             self._model = _core.Model(in_features=g.num_node_features, edge_features=g.num_edge_features,
                                       **self._options)
+            self._model.to(self.device)
         self._check_graph(g)
+
+    def to(self, device: str) -> "GNN":
+        """Moves the model (weights and optimiser state) to "cpu" or "cuda"; returns self.
+
+        A model saved on one device loads on the other."""
+        self.device = check_device(device)
+        if self._model is not None:
+            self._model.to(self.device)
+        return self
 
     def fit_scaler(self, graph: Graph) -> None:
         """Sets the z-score statistics of the features from ``graph`` (for mini-batch training,
@@ -226,6 +236,7 @@ class GNN:
         obj = cls(num_classes=cfg["num_classes"], hidden=cfg["hidden"], pooling=cfg["pooling"],
                   edge_pool=cfg["edge_pool"], dropout=cfg["dropout"], gcn_edge_weights=cfg["gcn_edge_weights"],
                   standardize=cfg["standardize"], seed=cfg["seed"], device=device)
+        model.to(obj.device)
         obj._model = model
         return obj
 

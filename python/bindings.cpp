@@ -15,12 +15,14 @@
 #include "ops/ops.h"
 #ifdef HULK_WITH_CUDA
 #include "runtime.h"
+#include "spmm_path.h"
 #endif
 
 namespace py = pybind11;
 using namespace hulk;
 
-void bind_plan(py::module_& m);  // plan_bindings.cpp
+void bind_plan(py::module_& m);   // plan_bindings.cpp
+void bind_bench(py::module_& m);  // bench_bindings.cpp
 
 namespace {
 
@@ -32,14 +34,15 @@ Tensor to_tensor(const CArray<float>& a, const char* what) {
   return Tensor::from_data(a.shape(0), a.shape(1), a.data());
 }
 
-// Hands the tensor's storage to numpy without a copy: the array owns the moved tensor.
+// Hands a CPU tensor's storage to numpy without a copy: the array owns the moved tensor.
 py::array_t<float> to_numpy(Tensor&& t) {
+  if (t.device() != Device::CPU) t = t.to(Device::CPU);
   auto* owner = new Tensor(std::move(t));
   py::capsule free_when_done(owner, [](void* p) { delete static_cast<Tensor*>(p); });
   return py::array_t<float>({owner->rows(), owner->cols()}, owner->data(), free_when_done);
 }
 
-py::array_t<float> to_numpy(const Tensor& t) { return to_numpy(Tensor(t)); }
+py::array_t<float> to_numpy(const Tensor& t) { return to_numpy(t.to(Device::CPU)); }
 
 template <typename T>
 std::vector<T> to_vector(const CArray<T>& a, const char* what) {
@@ -97,12 +100,24 @@ PYBIND11_MODULE(_core, m) {
   m.attr("built_with_cuda") = true;
   m.def("cuda_device_count", &cuda::device_count, "Number of usable CUDA devices (0 without a driver or GPU)");
   m.def("cuda_unavailable_reason", &cuda::unavailable_reason);
+  m.def("set_spmm_path", [](const std::string& path) { cuda::set_spmm_path(cuda::parse_spmm_path(path)); },
+        py::arg("path"), "Aggregation on CUDA: 'custom' (hulk's kernels, the default) or 'cusparse'");
+  m.def("spmm_path", [] { return std::string(cuda::spmm_path_name(cuda::spmm_path())); });
 #else
   m.attr("built_with_cuda") = false;
   m.def("cuda_device_count", [] { return 0; });
   m.def("cuda_unavailable_reason", [] { return std::string("hulk was built without the CUDA backend (nvcc was not found)"); });
 #endif
+  // The SIMT build runs the CUDA kernels on the CPU simulator: device="cuda" works, no GPU is used.
+  m.attr("cuda_simulated") = device::cuda_simulated();
+  m.def("cuda_memory", [] {
+    py::dict d;
+    d["cached_bytes"] = device::cached_bytes();
+    return d;
+  }, "The CUDA caching allocator's state");
+  m.def("cuda_empty_cache", &device::empty_cache, "Frees the device memory the caching allocator holds");
   bind_plan(m);
+  bind_bench(m);
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(n));
@@ -236,5 +251,9 @@ PYBIND11_MODULE(_core, m) {
       .def("predict_proba", [](nn::Model& mdl, const Graph& g) { return to_numpy(mdl.predict_proba(g)); })
       .def("predict", [](nn::Model& mdl, const Graph& g) { return vector_to_numpy(mdl.predict(g)); })
       .def("save", &nn::Model::save, py::arg("path"))
-      .def_static("load", &nn::Model::load, py::arg("path"));
+      .def_static("load", &nn::Model::load, py::arg("path"))
+      .def_property_readonly("device", [](const nn::Model& mdl) { return std::string(device_name(mdl.device())); })
+      .def(
+          "to", [](nn::Model& mdl, const std::string& device) { mdl.to(parse_device(device)); }, py::arg("device"),
+          "Moves the weights and optimiser state to 'cpu' or 'cuda'");
 }

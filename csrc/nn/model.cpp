@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -40,6 +41,17 @@ Tensor apply_columns(const Tensor& t, const std::vector<float>& mean, const std:
   }
   return out;
 }
+
+// Makes a CUDA model's stream current for the scope (nothing for a CPU model).
+class StreamScope {
+ public:
+  explicit StreamScope(const std::unique_ptr<device::Stream>& stream) {
+    if (stream) guard_.emplace(*stream);
+  }
+
+ private:
+  std::optional<device::StreamGuard> guard_;
+};
 
 int64_t count_set(const std::vector<uint8_t>& mask, const std::vector<int64_t>& labels) {
   int64_t n = 0;
@@ -101,6 +113,23 @@ Model::Model(ModelConfig config) : config_(std::move(config)) {
   layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, ++stream));
 }
 
+void Model::to(Device device) {
+  if (device == device_) return;
+  if (device == Device::CUDA) {
+    device::require_cuda();
+    if (!stream_) stream_ = std::make_unique<device::Stream>();
+  }
+  {
+    const StreamScope scope(stream_);
+    for (Param* p : mutable_parameters()) {
+      for (Tensor* t : {&p->value, &p->grad, &p->m, &p->v}) *t = t->to(device);
+    }
+    activations_.clear();  // caches of the last forward, on the old device
+    if (device == Device::CPU) device::synchronize();
+  }
+  device_ = device;
+}
+
 std::vector<const Param*> Model::parameters() const {
   std::vector<const Param*> out;
   for (const auto& layer : layers_) {
@@ -132,13 +161,14 @@ GraphInputs Model::prepare(const Graph& g) const {
                                                      std::to_string(config_.edge_features));
   require(!config_.gcn_edge_weights || !g.weights().empty(),
           "the model uses edge weights in GCNConv (gcn_edge_weights) but the graph has none");
+  if (device_ == Device::CUDA) g.prepare_device();
   GraphInputs in;
   in.graph = &g;
-  in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std);
-  in.e = apply_columns(g.e(), scaler_.e_mean, scaler_.e_std);
+  in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std).to(device_);
+  in.e = apply_columns(g.e(), scaler_.e_mean, scaler_.e_std).to(device_);
   ops::segment_sum_edges(g.in(), in.e, in.edge_sum);
-  in.sum_coef = ops::pool_coefficients(g.in(), ops::Pooling::Sum);
-  in.mean_coef = ops::pool_coefficients(g.in(), ops::Pooling::Mean);
+  in.sum_coef = ops::pool_coefficients(g.in(), ops::Pooling::Sum, device_);
+  in.mean_coef = ops::pool_coefficients(g.in(), ops::Pooling::Mean, device_);
   return in;
 }
 
@@ -182,6 +212,7 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   const bool has_val = !val_mask.empty() && count_set(val_mask, labels) > 0;
 
   if (config_.standardize && !scaler_.fitted()) fit_scaler(g);
+  const StreamScope scope(stream_);
   const GraphInputs in = prepare(g);
   const uint8_t* train_ptr = train_mask.empty() ? nullptr : train_mask.data();
   const uint8_t* val_ptr = val_mask.empty() ? nullptr : val_mask.data();
@@ -257,6 +288,7 @@ ops::LossResult Model::train_step(const Graph& g, const std::vector<int64_t>& la
   ops::AdamConfig adam;
   adam.lr = lr;
   adam.weight_decay = weight_decay;
+  const StreamScope scope(stream_);
   const ops::LossResult r = optimizer_step(prepare(g), labels, mask.empty() ? nullptr : mask.data(), adam);
   if (!std::isfinite(r.loss))
     throw std::runtime_error("training diverged: loss is " + std::to_string(r.loss) + " (try a smaller lr)");
@@ -275,16 +307,20 @@ ops::LossResult Model::optimizer_step(const GraphInputs& in, const std::vector<i
 }
 
 Tensor Model::logits(const Graph& g) {
+  const StreamScope scope(stream_);
   const GraphInputs in = prepare(g);
   Tensor out;
   forward(in, /*training=*/false, out);
-  return out;
+  return out.to(Device::CPU);
 }
 
 Tensor Model::predict_proba(const Graph& g) {
-  Tensor probs;
-  ops::softmax(logits(g), probs);
-  return probs;
+  const StreamScope scope(stream_);
+  const GraphInputs in = prepare(g);
+  Tensor out, probs;
+  forward(in, /*training=*/false, out);
+  ops::softmax(out, probs);
+  return probs.to(Device::CPU);
 }
 
 std::vector<int64_t> Model::predict(const Graph& g) {
@@ -302,6 +338,7 @@ double Model::compute_gradients(const Graph& g, const std::vector<int64_t>& labe
                                 const std::vector<uint8_t>& mask) {
   require(labels.size() == static_cast<size_t>(g.num_nodes()), "labels: expected one entry per node");
   require(mask.empty() || mask.size() == labels.size(), "mask: expected one entry per node");
+  const StreamScope scope(stream_);
   const GraphInputs in = prepare(g);
   Tensor z, dz;
   forward(in, /*training=*/false, z);

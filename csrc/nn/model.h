@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "../device.h"
+
 #include "../graph.h"
 #include "../ops/ops.h"
 #include "layers.h"
@@ -67,6 +69,12 @@ class Model {
   std::vector<const Param*> parameters() const;
   const FeatureScaler& scaler() const { return scaler_; }
 
+  // Where the weights live and the model computes. to() moves every parameter and its
+  // Adam state (a CUDA model gets its own stream); graphs stay on the host and put their
+  // structure on the device once (Graph::prepare_device). Results come back to the host.
+  Device device() const { return device_; }
+  void to(Device device);
+
   // labels [N]: class in [0, C) or -1; masks [N] of 0/1 (empty train_mask = every labelled
   // node; empty val_mask = no validation). on_epoch, when set, sees each epoch's stats and
   // may return false to stop.
@@ -112,6 +120,8 @@ class Model {
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Tensor> activations_;  // post-ReLU (pre-dropout) output of each hidden layer
   int64_t step_ = 0;                 // optimiser steps taken (Adam bias correction, dropout stream)
+  Device device_ = Device::CPU;
+  std::unique_ptr<device::Stream> stream_;  // the model's stream, when on CUDA
 };
 
 }  // namespace hulk::nn

@@ -128,7 +128,7 @@ void Model::save(const std::string& path) const {
   put<uint32_t>(out, kFormatVersion);
   put_string(out, write_config(config_));
   std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const Param* p : parameters()) tensors.emplace_back(p->name, p->value);
+  for (const Param* p : parameters()) tensors.emplace_back(p->name, p->value.to(Device::CPU));
   auto row = [](const std::vector<float>& v) { return Tensor::from_data(1, static_cast<int64_t>(v.size()), v.data()); };
   if (scaler_.fitted()) {
     tensors.emplace_back("scaler.x_mean", row(scaler_.x_mean));

@@ -1,0 +1,39 @@
+// A CSR matrix's copy in device memory, made once per Csr (Csr::on_device) and kept
+// while the Csr lives, with what the CUDA kernels need beside the arrays.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "device.h"
+
+namespace hulk {
+
+struct Csr;
+
+struct DeviceCsr {
+  // Rows with more entries than this go to SpMM's block-per-row kernel, listed in
+  // long_rows; the others to its (sub-)warp-per-row kernel (row binning for skewed degrees).
+  static constexpr int64_t kLongRow = 512;
+
+  int64_t num_rows = 0, num_cols = 0, nnz = 0;
+  DeviceArray<int64_t> indptr;    // [num_rows + 1]
+  DeviceArray<int32_t> indices;   // [nnz]
+  DeviceArray<float> values;      // [nnz] or empty (all ones)
+  DeviceArray<int64_t> edge_ids;  // [nnz] or empty
+  DeviceArray<int32_t> long_rows; // rows with degree > kLongRow
+  // State of the GPU sparse library for this matrix (cuSPARSE descriptors, the SpMM
+  // buffer after cusparseSpMM_preprocess), made by the CUDA backend on first use.
+  std::shared_ptr<void> library_state;
+};
+
+// Uploads a host CSR as it is (structure, values, edge ids) and bins its rows.
+std::unique_ptr<DeviceCsr> upload_csr(const Csr& a);
+
+// Built on the device by the CUDA backend (cuda/gcn_norm.cu): D^-1/2 (A + I) D^-1/2 with
+// the rows of `rows` (the in-adjacency itself, or its transpose) and the degrees
+// d_v = 1 + sum of row v of `in` (weights when use_weights). Equals gcn_normalize(in) or
+// its transpose, value for value.
+std::unique_ptr<DeviceCsr> gcn_normalize_on_device(const Csr& rows, const Csr& in, bool use_weights);
+
+}  // namespace hulk

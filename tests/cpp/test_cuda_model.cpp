@@ -1,0 +1,155 @@
+// The whole model on the CUDA backend against the same model on the CPU: a training run's
+// loss curve, predictions, device moves, and weights saved on one device and loaded on the
+// other. On a GPU (nvcc build) and on the CPU simulator (HULK_CUDA=SIMT).
+//
+// Tolerance of the loss curve: each epoch's loss within 1e-4 relative of the CPU's. The
+// backends round differently (fused multiply-adds and cuBLAS blocking on a GPU, another
+// order in the bias and loss reductions), about 1e-7 relative per op; Adam's normalised
+// steps carry such differences on without growing them much in 30 epochs, while a wrong
+// kernel changes the loss in the first digits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "device.h"
+#include "nn/model.h"
+#include "reference.h"
+#include "runtime.h"
+
+namespace {
+
+using hulk::Device;
+using hulk::Graph;
+using hulk::Tensor;
+using hulk::nn::Model;
+using hulk::nn::ModelConfig;
+
+constexpr double kLossRelTol = 1e-4;
+
+Graph make_graph(uint32_t seed, int64_t n, int64_t m) {
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, m, true, /*weighted=*/true, seed);
+  std::mt19937 rng(seed + 1);
+  return Graph(n, el.src, el.dst, ref::random_tensor(n, 5, rng), ref::random_tensor(el.num_edges(), 3, rng),
+               el.weights, true);
+}
+
+std::vector<int64_t> make_labels(int64_t n, int64_t classes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> cls(-1, classes - 1);
+  std::vector<int64_t> y(n);
+  for (auto& v : y) v = cls(rng);
+  y[0] = 0;
+  return y;
+}
+
+ModelConfig config(bool edge_pool, hulk::ops::Pooling pooling, bool per_edge, float dropout) {
+  ModelConfig c;
+  c.in_features = 5;
+  c.edge_features = 3;
+  c.num_classes = 4;
+  c.hidden = {16, 33, 8};
+  c.edge_pool = edge_pool;
+  c.pooling = pooling;
+  c.per_edge_reference = per_edge;
+  c.gcn_edge_weights = true;
+  c.dropout = dropout;
+  c.seed = 3;
+  return c;
+}
+
+class CudaModel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!hulk::device::cuda_simulated() && hulk::cuda::device_count() == 0)
+      GTEST_SKIP() << "nvcc build on a machine without a GPU: the model runs on CUDA in the SIMT build "
+                      "(HULK_CUDA=SIMT) and on a GPU";
+  }
+};
+
+TEST_F(CudaModel, TrainingLossCurveAndPredictionsMatchCpu) {
+  const Graph g = make_graph(5, 600, 1500);
+  const auto labels = make_labels(600, 4, 6);
+  struct Case {
+    const char* name;
+    bool edge_pool;
+    hulk::ops::Pooling pooling;
+    bool per_edge;
+    float dropout;
+  };
+  for (const Case& c : {Case{"edge pool sum", true, hulk::ops::Pooling::Sum, false, 0.0f},
+                        Case{"edge pool mean, dropout 0.3", true, hulk::ops::Pooling::Mean, false, 0.3f},
+                        Case{"per-edge reference", true, hulk::ops::Pooling::Sum, true, 0.0f},
+                        Case{"GCN first", false, hulk::ops::Pooling::Sum, false, 0.1f}}) {
+    SCOPED_TRACE(c.name);
+    Model cpu(config(c.edge_pool, c.pooling, c.per_edge, c.dropout));
+    Model gpu(config(c.edge_pool, c.pooling, c.per_edge, c.dropout));
+    gpu.to(Device::CUDA);
+    EXPECT_EQ(gpu.device(), Device::CUDA);
+    hulk::nn::TrainOptions opts;
+    opts.epochs = 30;
+    opts.lr = 0.01f;
+    const auto want = cpu.fit(g, labels, {}, {}, opts);
+    const auto got = gpu.fit(g, labels, {}, {}, opts);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss)) << "epoch " << i + 1;
+    }
+    EXPECT_LT(want.back().train_loss, want.front().train_loss);  // it learned something
+    const Tensor p_cpu = cpu.predict_proba(g), p_gpu = gpu.predict_proba(g);
+    ASSERT_EQ(p_gpu.device(), Device::CPU);
+    for (int64_t i = 0; i < p_cpu.size(); ++i) EXPECT_NEAR(p_gpu.data()[i], p_cpu.data()[i], 1e-3);
+  }
+}
+
+TEST_F(CudaModel, MovesBetweenDevicesAndSavesAcrossThem) {
+  const Graph g = make_graph(8, 120, 300);
+  const auto labels = make_labels(120, 4, 9);
+  Model model(config(true, hulk::ops::Pooling::Sum, false, 0.0f));
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 5;
+  model.fit(g, labels, {}, {}, opts);  // on the CPU: fits the feature scaler too
+  const Tensor on_cpu = model.logits(g);
+
+  model.to(Device::CUDA);
+  for (const hulk::nn::Param* p : model.parameters()) EXPECT_EQ(p->value.device(), Device::CUDA) << p->name;
+  const Tensor on_gpu = model.logits(g);
+  for (int64_t i = 0; i < on_cpu.size(); ++i) EXPECT_NEAR(on_gpu.data()[i], on_cpu.data()[i], 1e-4);
+
+  // Trained further on the device, saved from there, loaded on the CPU: the same logits.
+  model.fit(g, labels, {}, {}, opts);
+  const Tensor trained = model.logits(g);
+  const std::string path = ::testing::TempDir() + "hulk_cuda_model.bin";
+  model.save(path);
+  Model loaded = Model::load(path);
+  EXPECT_EQ(loaded.device(), Device::CPU);
+  const Tensor reloaded = loaded.logits(g);
+  for (int64_t i = 0; i < trained.size(); ++i) EXPECT_NEAR(reloaded.data()[i], trained.data()[i], 1e-4);
+  // And back to the device.
+  loaded.to(Device::CUDA);
+  const Tensor again = loaded.logits(g);
+  for (int64_t i = 0; i < trained.size(); ++i) EXPECT_NEAR(again.data()[i], trained.data()[i], 1e-4);
+  model.to(Device::CPU);
+  for (const hulk::nn::Param* p : model.parameters()) EXPECT_EQ(p->value.device(), Device::CPU) << p->name;
+  std::remove(path.c_str());
+}
+
+TEST_F(CudaModel, TrainStepOnBatchesMatchesCpu) {
+  const Graph a = make_graph(21, 80, 200), b = make_graph(22, 50, 120);
+  const Graph batch = hulk::batch_graphs({&a, &b});
+  const auto labels = make_labels(batch.num_nodes(), 4, 23);
+  Model cpu(config(true, hulk::ops::Pooling::Mean, false, 0.2f));
+  Model gpu(config(true, hulk::ops::Pooling::Mean, false, 0.2f));
+  gpu.to(Device::CUDA);
+  for (int step = 0; step < 5; ++step) {
+    const auto want = cpu.train_step(batch, labels, {}, 0.01f, 1e-4f);
+    const auto got = gpu.train_step(batch, labels, {}, 0.01f, 1e-4f);
+    EXPECT_EQ(got.count, want.count);
+    EXPECT_NEAR(got.loss, want.loss, kLossRelTol * std::fabs(want.loss)) << "step " << step;
+  }
+}
+
+}  // namespace
