@@ -1,4 +1,4 @@
-#include <cuda_runtime.h>
+#include "compat.h"
 
 #include "runtime.h"
 
@@ -21,6 +21,14 @@ std::string unavailable_reason() {
     return cudaGetErrorString(err);
   }
   return count > 0 ? "" : "no CUDA device found";
+}
+
+bool simulated() {
+#if defined(HULK_SIMT)
+  return true;
+#else
+  return false;
+#endif
 }
 
 }  // namespace hulk::cuda
