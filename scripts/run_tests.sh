@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: set up, build and run the C++ tests (GoogleTest through ctest),
-# then the Python tests (pytest) against the installed package.
+# the Python tests (pytest) against the installed package, then the CUDA tests on the SIMT
+# simulator (scripts/run_cuda_tests.sh). Without a GPU the device-only tests skip, saying why.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -14,4 +15,7 @@ ctest --test-dir build/cpp-tests --output-on-failure -j "$(nproc)"
 echo "== Python tests (pytest) =="
 # Run from outside the source tree so the installed package (with its compiled
 # extension) is imported rather than the source folder.
-cd /tmp && python3 -m pytest "$root/tests/python" -q -p no:cacheprovider
+(cd /tmp && python3 -m pytest "$root/tests/python" -q -p no:cacheprovider)
+
+# The CUDA kernels and device="cuda" on the CPU simulator (HULK_CUDA=SIMT): no GPU needed.
+bash "$root/scripts/run_cuda_tests.sh"

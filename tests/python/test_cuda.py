@@ -111,3 +111,22 @@ def test_batched_training_on_cuda(hulk47):
     model = hulk.GNN(num_classes=len(classes), hidden=(16,), seed=5, device="cuda")
     hist = model.fit([g, g], [labels, labels], epochs=5)
     assert len(hist) == 5 and all(math.isfinite(h["train_loss"]) for h in hist)
+
+
+def test_bench_gpu_smoke(capsys):
+    # The benchmark script itself, on tiny graphs: every column it fills must come out. On a
+    # GPU benchmarks/gpu_check.sh runs it in full instead.
+    if hulk.cuda_available():
+        pytest.skip("a GPU is here: benchmarks/gpu_check.sh runs the full benchmark")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_gpu.py"
+    spec = importlib.util.spec_from_file_location("bench_gpu", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| uniform") or line.startswith("| powerlaw")]
+    assert len(rows) == 2
+    assert all(float(row.split("|")[5]) > 0 for row in rows)  # SpMM ms
