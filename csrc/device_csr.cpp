@@ -19,6 +19,7 @@ std::unique_ptr<DeviceCsr> upload_csr(const Csr& a) {
     if (a.degree(v) > DeviceCsr::kLongRow) long_rows.push_back(static_cast<int32_t>(v));
   }
   d->long_rows = DeviceArray<int32_t>::from_host(long_rows);
+  device::synchronize();  // once per matrix: the copy is then usable from any stream
   return d;
 }
 

@@ -98,6 +98,7 @@ std::unique_ptr<DeviceCsr> gcn_normalize_on_device(const Csr& rows, const Csr& i
     if (rows.degree(v) + 1 > DeviceCsr::kLongRow) long_rows.push_back(static_cast<int32_t>(v));
   }
   out->long_rows = DeviceArray<int32_t>::from_host(long_rows);
+  device::synchronize();  // once per graph: the matrix is then usable from any stream
   return out;
 }
 

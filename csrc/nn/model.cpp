@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -42,14 +43,23 @@ Tensor apply_columns(const Tensor& t, const std::vector<float>& mean, const std:
   return out;
 }
 
-// Makes a CUDA model's stream current for the scope (nothing for a CPU model).
+// Makes a CUDA model's stream current for the scope and waits for it at the end (nothing for
+// a CPU model). Every public call thus finishes its device work before it returns: the
+// model's tensors may then be read or freed from any stream, and its time is its own.
 class StreamScope {
  public:
-  explicit StreamScope(const std::unique_ptr<device::Stream>& stream) {
+  explicit StreamScope(const std::unique_ptr<device::Stream>& stream) : unwinding_(std::uncaught_exceptions()) {
     if (stream) guard_.emplace(*stream);
   }
+  // May throw a CUDA error; not while an exception is already on its way out.
+  ~StreamScope() noexcept(false) {
+    if (guard_ && std::uncaught_exceptions() == unwinding_) device::synchronize();
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
 
  private:
+  int unwinding_;
   std::optional<device::StreamGuard> guard_;
 };
 
@@ -125,7 +135,6 @@ void Model::to(Device device) {
       for (Tensor* t : {&p->value, &p->grad, &p->m, &p->v}) *t = t->to(device);
     }
     activations_.clear();  // caches of the last forward, on the old device
-    if (device == Device::CPU) device::synchronize();
   }
   device_ = device;
 }
