@@ -18,7 +18,7 @@
 # SANITIZE_FILTER (gtest filter for the sanitizer runs), JOBS (build parallelism).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 1
 out="${OUT:-$root/build/gpu-check}"
 mkdir -p "$out"
 jobs="${JOBS:-$(nproc)}"

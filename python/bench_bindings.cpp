@@ -78,9 +78,29 @@ nn::GraphInputs layer_inputs(const Graph& g, int64_t fe, Device device) {
   return in;
 }
 
-py::dict memory_dict(double seconds) {
+// A layer's forward + backward (input gradient included) on random input and output
+// gradient: {"seconds": median, "peak_bytes": the most device memory in use meanwhile}.
+py::dict time_layer(nn::Layer& layer, const nn::GraphInputs& in, int64_t n, int64_t in_features, Device dev,
+                    const std::string& path, int repeats, int warmup) {
+  for (nn::Param* p : layer.params()) {
+    for (Tensor* t : {&p->value, &p->grad}) *t = t->to(dev);
+  }
+  const Tensor h = random_tensor(n, in_features, 3, dev);
+  const Tensor dout = random_tensor(n, layer.out_features(), 4, dev);
+  Tensor out, dh;
+  device::reset_peak();
+  double s = 0;
+  {
+    py::gil_scoped_release release;
+    s = with_spmm_path(path, [&] {
+      return median_seconds(repeats, warmup, [&] {
+        layer.forward(in, h, out);
+        layer.backward(in, dout, &dh);
+      });
+    });
+  }
   py::dict d;
-  d["seconds"] = seconds;
+  d["seconds"] = s;
   d["peak_bytes"] = device::peak_allocated_bytes();
   return d;
 }
@@ -113,24 +133,7 @@ void bind_bench(py::module_& m) {
         const Device dev = parse_device(device);
         nn::GraphInputs in = layer_inputs(g, 0, dev);
         nn::GcnConv layer(in_features, out_features, false, 0, 1);
-        for (nn::Param* p : layer.params()) {
-          for (Tensor* t : {&p->value, &p->grad}) *t = t->to(dev);
-        }
-        const Tensor h = random_tensor(g.num_nodes(), in_features, 3, dev);
-        const Tensor dout = random_tensor(g.num_nodes(), out_features, 4, dev);
-        Tensor out, dh;
-        device::reset_peak();
-        double s = 0;
-        {
-          py::gil_scoped_release release;
-          s = with_spmm_path(path, [&] {
-            return median_seconds(repeats, warmup, [&] {
-              layer.forward(in, h, out);
-              layer.backward(in, dout, &dh);
-            });
-          });
-        }
-        return memory_dict(s);
+        return time_layer(layer, in, g.num_nodes(), in_features, dev, path, repeats, warmup);
       },
       py::arg("graph"), py::arg("in_features"), py::arg("out_features"), py::arg("device"),
       py::arg("path") = "custom", py::arg("repeats") = 20, py::arg("warmup") = 3,
@@ -142,22 +145,7 @@ void bind_bench(py::module_& m) {
         const Device dev = parse_device(device);
         nn::GraphInputs in = layer_inputs(g, edge_features, dev);
         nn::EdgePool layer(features, edge_features, out_features, ops::Pooling::Sum, per_edge, 0);
-        for (nn::Param* p : layer.params()) {
-          for (Tensor* t : {&p->value, &p->grad}) *t = t->to(dev);
-        }
-        const Tensor h = random_tensor(g.num_nodes(), features, 3, dev);
-        const Tensor dout = random_tensor(g.num_nodes(), out_features, 4, dev);
-        Tensor out, dh;
-        device::reset_peak();
-        double s = 0;
-        {
-          py::gil_scoped_release release;
-          s = median_seconds(repeats, warmup, [&] {
-            layer.forward(in, h, out);
-            layer.backward(in, dout, &dh);
-          });
-        }
-        return memory_dict(s);
+        return time_layer(layer, in, g.num_nodes(), features, dev, "custom", repeats, warmup);
       },
       py::arg("graph"), py::arg("features"), py::arg("edge_features"), py::arg("out_features"),
       py::arg("per_edge"), py::arg("device"), py::arg("repeats") = 20, py::arg("warmup") = 3,
