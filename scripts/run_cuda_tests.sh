@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# The CUDA backend's tests without a GPU. Builds with HULK_CUDA=SIMT (every cuda/*.cu compiled as
-# C++ and run on the CPU simulator) and runs
-#   - the C++ tests labelled `cuda` (GoogleTest: kernel parity with the CPU, the simulator itself),
-#   - the Python tests marked `cuda` (device="cuda" end to end) against a SIMT build of the
-#     extension installed into build/py-simt (the normal install is left as it is).
+# The CUDA backend's tests without a GPU. One SIMT build (HULK_CUDA=SIMT: every cuda/*.cu compiled
+# as C++ and run on the CPU simulator) of the C++ tests and of the Python extension, then
+#   - the C++ tests labelled `cuda` (GoogleTest: kernel parity with the CPU, the model, the
+#     simulator itself),
+#   - the Python tests marked `cuda` (device="cuda" end to end), with the package assembled in
+#     build/py-simt from the sources and the SIMT extension (the normal install is left alone).
 # On a GPU machine benchmarks/gpu_check.sh runs the same tests on the device instead.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-echo "== CUDA kernels on the SIMT simulator (ctest -L cuda) =="
-cmake -S . -B build/cpp-simt -G Ninja -DHULK_CUDA=SIMT -DHULK_BUILD_TESTS=ON -DHULK_BUILD_PYTHON=OFF >/dev/null
+python3 -m pip install -q --upgrade --target build/py-simt-deps "pybind11>=2.12" >/dev/null
+pybind11_dir="$(PYTHONPATH="$root/build/py-simt-deps" python3 -m pybind11 --cmakedir)"
+cmake -S . -B build/cpp-simt -G Ninja -DHULK_CUDA=SIMT -DHULK_BUILD_TESTS=ON -DHULK_BUILD_PYTHON=ON \
+  -Dpybind11_DIR="$pybind11_dir" -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
 cmake --build build/cpp-simt -j "$(nproc)"
+
+echo "== CUDA kernels on the SIMT simulator (ctest -L cuda) =="
 ctest --test-dir build/cpp-simt -L cuda --output-on-failure -j "$(nproc)"
 
 echo "== device='cuda' from Python on the SIMT simulator (pytest -m cuda) =="
-HULK_CUDA=SIMT python3 -m pip install -q --no-deps --upgrade --target build/py-simt \
-  -C build-dir=build/py-simt-build .
+rm -rf build/py-simt && mkdir -p build/py-simt
+cp -r hulk build/py-simt/
+rm -f build/py-simt/hulk/_core*.so  # an in-place build of the normal extension, if any
+cp build/cpp-simt/_core*.so build/py-simt/hulk/
 cd /tmp && PYTHONPATH="$root/build/py-simt" python3 -m pytest "$root/tests/python" -q -p no:cacheprovider -m cuda
