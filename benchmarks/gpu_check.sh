@@ -3,7 +3,7 @@
 #   1. build for sm_90 (H100/H200) with nvcc: the C++ core, the CUDA backend, the C++ tests;
 #   2. the CUDA tests on the device (ctest -L cuda: kernel parity with the CPU, the model);
 #   3. compute-sanitizer memcheck, racecheck and synccheck over the kernel parity tests;
-#   4. the Python extension for the device and the Python tests marked `cuda`;
+#   4. the Python tests marked `cuda`, on the extension built in step 1;
 #   5. benchmarks/bench_gpu.py, which writes its section of benchmarks/RESULTS.md;
 # then a summary table, last, so the device tool's output tail shows it. Logs and RESULTS.md go
 # to $OUT (the device tool brings them back) or build/gpu-check. Copy the bench_gpu section of
@@ -42,9 +42,11 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
 echo "GPU: $(cat "$out/gpu.txt")"
 
-build() {
+build() {  # the C++ tests and the Python extension, one CMake build
   cmake -S . -B build/gpu -G Ninja -DHULK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DHULK_BUILD_TESTS=ON \
-    -DHULK_BUILD_PYTHON=OFF && cmake --build build/gpu -j "$jobs"
+    -DHULK_BUILD_PYTHON=ON -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" \
+    -DPython_EXECUTABLE="$(command -v python3)" && cmake --build build/gpu -j "$jobs" &&
+    bash scripts/assemble_package.sh build/gpu build/gpu-py
 }
 step build build
 step cuda_tests ctest --test-dir build/gpu -L cuda --output-on-failure -j 1
@@ -55,11 +57,6 @@ for tool in memcheck racecheck synccheck; do
     build/gpu/tests/cpp/hulk_cuda_tests --gtest_filter="$filter"
 done
 
-python_ext() {
-  HULK_CUDA=ON python3 -m pip install -q --no-deps --no-build-isolation --upgrade --target build/gpu-py \
-    -C build-dir=build/gpu-py-build -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 .
-}
-step python_build python_ext
 step python_tests env PYTHONPATH="$root/build/gpu-py" bash -c "cd /tmp && python3 -m pytest '$root/tests/python' -q -p no:cacheprovider -m cuda"
 cp benchmarks/RESULTS.md "$out/RESULTS.md"
 # shellcheck disable=SC2086

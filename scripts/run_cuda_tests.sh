@@ -20,8 +20,5 @@ echo "== CUDA kernels on the SIMT simulator (ctest -L cuda) =="
 ctest --test-dir build/cpp-simt -L cuda --output-on-failure -j "$(nproc)"
 
 echo "== device='cuda' from Python on the SIMT simulator (pytest -m cuda) =="
-rm -rf build/py-simt && mkdir -p build/py-simt
-cp -r hulk build/py-simt/
-rm -f build/py-simt/hulk/_core*.so  # an in-place build of the normal extension, if any
-cp build/cpp-simt/_core*.so build/py-simt/hulk/
+bash scripts/assemble_package.sh build/cpp-simt build/py-simt
 cd /tmp && PYTHONPATH="$root/build/py-simt" python3 -m pytest "$root/tests/python" -q -p no:cacheprovider -m cuda
