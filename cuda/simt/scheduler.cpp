@@ -129,7 +129,8 @@ class Simulator {
   unsigned activemask();
   unsigned char* dynamic_shared() const { return shared_; }
   bool in_kernel() const { return current_ >= 0; }
-  [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void fail(const std::string& what) const { fail_in(current_, what); }
+  [[noreturn]] void fail_in(int thread, const std::string& what) const;
 
  private:
   static void fiber_entry();
@@ -418,7 +419,7 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
         }
         if (!in_range) j = l;
         if (!((m >> j) & 1u)) {
-          fail(std::string(op_name(op)) + ": lane " + std::to_string(l) + " reads lane " + std::to_string(j) +
+          fail_in((t & ~31) + l, std::string(op_name(op)) + ": lane " + std::to_string(l) + " reads lane " + std::to_string(j) +
                ", which does not take part (mask " + hex_mask(x.requested_mask) + ", lanes of the block " +
                hex_mask(w.exists) + "); CUDA returns an undefined value there");
         }
@@ -476,9 +477,9 @@ std::string Simulator::where() const {
   return s.str();
 }
 
-void Simulator::fail(const std::string& what) const {
-  if (current_ < 0) throw std::runtime_error(where() + ": " + what);
-  throw std::runtime_error(where() + ", " + thread_name(current_) + ": " + what);
+void Simulator::fail_in(int thread, const std::string& what) const {
+  if (thread < 0) throw std::runtime_error(where() + ": " + what);
+  throw std::runtime_error(where() + ", " + thread_name(thread) + ": " + what);
 }
 
 std::string Simulator::describe_deadlock() const {
@@ -649,19 +650,28 @@ std::string dims(dim3 d) {
 
 namespace detail {
 
-void syncthreads() { simulator().syncthreads(BarrierOp::sync, 0, nullptr); }
+// Barriers and warp operations exist only inside a running kernel.
+Simulator& in_kernel(const char* what) {
+  Simulator& sim = simulator();
+  if (!sim.in_kernel()) {
+    throw std::runtime_error(std::string("SIMT: ") + what + " called outside a kernel launched with hulk::cuda::launch");
+  }
+  return sim;
+}
+
+void syncthreads() { in_kernel("__syncthreads()").syncthreads(BarrierOp::sync, 0, nullptr); }
 
 int syncthreads_reduce(BarrierOp op, int predicate) {
   int result = 0;
-  simulator().syncthreads(op, predicate != 0, &result);
+  in_kernel("__syncthreads_count/and/or").syncthreads(op, predicate != 0, &result);
   return result;
 }
 
 unsigned long long warp_op(WarpOp op, unsigned mask, unsigned long long payload, int arg, int width) {
-  return simulator().warp_op(op, mask, payload, arg, width);
+  return in_kernel(op_name(op)).warp_op(op, mask, payload, arg, width);
 }
 
-unsigned activemask() { return simulator().activemask(); }
+unsigned activemask() { return in_kernel("__activemask()").activemask(); }
 
 // nullptr when the launch asked for none (declaring the pointer is harmless, using it is not).
 unsigned char* dynamic_shared() { return simulator().dynamic_shared(); }

@@ -153,6 +153,13 @@ inline cudaError_t cudaMalloc(T** ptr, size_t bytes) {
   return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
 }
 cudaError_t cudaFree(void* ptr);
+cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t stream);
+template <typename T>
+inline cudaError_t cudaMallocAsync(T** ptr, size_t bytes, cudaStream_t stream) {
+  return cudaMallocAsync(reinterpret_cast<void**>(ptr), bytes, stream);
+}
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream);
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 cudaError_t cudaMallocHost(void** ptr, size_t bytes);
 template <typename T>
 inline cudaError_t cudaMallocHost(T** ptr, size_t bytes) {
@@ -167,11 +174,14 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags = 0);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaDeviceSynchronize();
 cudaError_t cudaGetLastError();

@@ -2,6 +2,7 @@
 #include "cuda/compat.h"
 
 #include <chrono>
+#include <stdexcept>
 #include <vector>
 
 #include "cuda/check.h"
@@ -154,12 +155,51 @@ __global__ void add_int2_kernel(const int2* x, int n2, int2* y) {
 }
 
 // ---- layout, parameters, activemask ------------------------------------------------------------
-__global__ void layout_kernel(int* linear, int* warp_base, int* even_count) {
+__global__ void layout_kernel(int* linear, int* warp_base, int* even_count, int* and_all, int* or_last,
+                              int* or_none) {
   const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int n = blockDim.x * blockDim.y * blockDim.z;
   linear[t] = t;
   // Lanes are consecutive linear ids: lane 0 of each warp holds the warp's first id.
   warp_base[t] = __shfl_sync(__ballot_sync(kFull, 1), t, 0);
   even_count[t] = __syncthreads_count(t % 2 == 0);
+  and_all[t] = __syncthreads_and(t < n);
+  or_last[t] = __syncthreads_or(t == n - 1);
+  or_none[t] = __syncthreads_or(t >= n);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down_sync(kFull, v, o);
+  return v;
+}
+
+// The block's sum in every thread; shared memory declared in the helper, as kernels often do.
+__device__ float block_sum(float v) {
+  __shared__ float warp_totals[32];
+  __shared__ float total;
+  const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
+  v = warp_sum(v);
+  if (lane == 0) warp_totals[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = (blockDim.x + warpSize - 1) / warpSize;
+    float w = lane < warps ? warp_totals[lane] : 0.0f;
+    w = warp_sum(w);
+    if (lane == 0) total = w;
+  }
+  __syncthreads();
+  return total;
+}
+
+__global__ void block_sum_warp_kernel(const float* x, int n, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float s = block_sum(i < n ? x[i] : 0.0f);
+  if (threadIdx.x == blockDim.x - 1) out[blockIdx.x] = s;  // any thread has it
+}
+
+__global__ void axpb_kernel(const float* x, int n, float* y) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i] + 1.0f;
 }
 
 __global__ void param_copies_kernel(int n, int* out) {
@@ -229,6 +269,25 @@ __global__ void bad_width_kernel(int* y) {
 
 __global__ void noop_kernel(int* y) {
   if (y != nullptr && threadIdx.x == 0 && blockIdx.x == 0) *y = 1;
+}
+
+#if !defined(__CUDACC__)
+// Only the simulator can run these: device code cannot throw, and a kernel launch from a
+// kernel is dynamic parallelism, which the simulator rejects.
+__global__ void throwing_kernel(int at) {
+  if (static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) == at) throw std::invalid_argument("bad row 7");
+  __syncthreads();
+}
+
+__global__ void nested_launch_kernel(int* y) { hulk::cuda::launch("inner", noop_kernel, 1, 1, 0, nullptr, y); }
+#endif
+
+__global__ void partial_warp_kernel(int mode, unsigned* out) {
+  if (mode == 0) {
+    out[threadIdx.x] = __ballot_sync(kFull, 1);
+  } else {
+    out[threadIdx.x] = __shfl_down_sync(kFull, threadIdx.x, 16);
+  }
 }
 
 }  // namespace
@@ -327,9 +386,59 @@ std::vector<int> vector_alignments() {
 
 LayoutResults layout(int bx, int by, int bz) {
   const int n = bx * by * bz;
-  DeviceBuffer<int> a(n), b(n), c(n);
-  hulk::cuda::launch("layout", layout_kernel, 1, dim3(bx, by, bz), 0, nullptr, a.get(), b.get(), c.get());
-  return LayoutResults{a.host(), b.host(), c.host()};
+  DeviceBuffer<int> a(n), b(n), c(n), d(n), e(n), f(n);
+  hulk::cuda::launch("layout", layout_kernel, 1, dim3(bx, by, bz), 0, nullptr, a.get(), b.get(), c.get(), d.get(),
+                     e.get(), f.get());
+  return LayoutResults{a.host(), b.host(), c.host(), d.host(), e.host(), f.host()};
+}
+
+std::vector<float> block_sums_warp(const std::vector<float>& x, int block) {
+  const int blocks = blocks_for(x.size(), block);
+  DeviceBuffer<float> dx(x), out(blocks);
+  hulk::cuda::launch("block_sum_warp", block_sum_warp_kernel, blocks, block, 0, nullptr, dx.get(),
+                     static_cast<int>(x.size()), out.get());
+  return out.host();
+}
+
+std::vector<float> reverse_blocks_func_optin(const std::vector<float>& x, int block, size_t shared_bytes) {
+  HULK_CUDA_CHECK(
+      cudaFuncSetAttribute(reverse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+  return reverse_blocks(x, block, shared_bytes);
+}
+
+std::vector<float> axpb(const std::vector<float>& x, double* seconds) {
+  DeviceBuffer<float> dx(x), y(x.size());
+  HULK_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  hulk::cuda::launch("axpb", axpb_kernel, blocks_for(x.size(), 256), 256, 0, nullptr, dx.get(),
+                     static_cast<int>(x.size()), y.get());
+  HULK_CUDA_CHECK(cudaDeviceSynchronize());
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return y.host();
+}
+
+void throw_in_kernel(int at) {
+#if defined(HULK_SIMT)
+  hulk::cuda::launch("throwing", throwing_kernel, 4, 64, 0, nullptr, at);
+#else
+  (void)at;
+  throw std::logic_error("throw_in_kernel runs in the SIMT build only");
+#endif
+}
+
+void nested_launch() {
+#if defined(HULK_SIMT)
+  DeviceBuffer<int> y(1);
+  hulk::cuda::launch("outer", nested_launch_kernel, 1, 2, 0, nullptr, y.get());
+#else
+  throw std::logic_error("nested_launch runs in the SIMT build only");
+#endif
+}
+
+std::vector<unsigned> partial_warp(int mode) {
+  DeviceBuffer<unsigned> out(48);
+  hulk::cuda::launch("partial_warp", partial_warp_kernel, 1, 48, 0, nullptr, mode, out.get());
+  return out.host();
 }
 
 std::vector<int> param_copies(int n) {

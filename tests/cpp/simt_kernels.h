@@ -54,9 +54,19 @@ std::vector<int> vector_alignments();  // float2 float4 int2 int4 uint2 uint4 lo
 // Linear thread ids of a 3D block, the warp-base read back through __shfl_sync(src 0), and
 // __syncthreads_count of even ids.
 struct LayoutResults {
-  std::vector<int> linear, warp_base, even_count;
+  std::vector<int> linear, warp_base, even_count, and_all, or_last, or_none;
 };
 LayoutResults layout(int bx, int by, int bz);
+
+// Block sums through a __device__ helper with its own __shared__ array (warp shuffles, then
+// one warp over the per-warp totals). `block` must be a multiple of 32.
+std::vector<float> block_sums_warp(const std::vector<float>& x, int block);
+
+// reverse_blocks after a per-kernel cudaFuncSetAttribute(MaxDynamicSharedMemorySize, bytes).
+std::vector<float> reverse_blocks_func_optin(const std::vector<float>& x, int block, size_t shared_bytes);
+
+// y = 2x + 1 over n elements, one thread each (no barriers); `seconds` is the launch's time.
+std::vector<float> axpb(const std::vector<float>& x, double* seconds);
 
 // Each thread changes its copy of a by-value parameter; every thread must see the original.
 std::vector<int> param_copies(int n);
@@ -75,6 +85,13 @@ void op_mismatch();
 void lane_exits_before_syncwarp();
 void lane_not_in_own_mask();
 void bad_shuffle_width();
+// Simulator only (device code cannot throw or launch): an exception thrown by thread `at`
+// while the other threads wait at a barrier; a launch from inside a kernel; full-mask warp
+// operations in a partial warp (48-thread block): mode 0 ballot (returned), mode 1 a shuffle
+// that reads a lane the block does not have.
+void throw_in_kernel(int at);
+void nested_launch();
+std::vector<unsigned> partial_warp(int mode);
 void launch_with(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shared_bytes);
 
 }  // namespace simt_test
