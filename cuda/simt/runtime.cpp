@@ -78,7 +78,7 @@ bool side_ok(const void* p, size_t bytes, Side side) {
 }
 
 bool stream_ok(cudaStream_t s) {
-  if (s == nullptr) return true;
+  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return true;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   return r.streams.count(s) != 0;
@@ -92,6 +92,9 @@ cudaError_t allocate(void** ptr, size_t bytes, bool pinned) {
   // 256-byte alignment as cudaMalloc guarantees; the exact size, so AddressSanitizer builds see
   // overruns past the end.
   if (posix_memalign(&p, 256, bytes) != 0) return record(cudaErrorMemoryAllocation);
+  // Fresh device memory is garbage on a GPU; here it is all-ones bytes (NaN floats, -1 ints), so
+  // code that forgets to initialise a buffer fails in the simulator too instead of reading zeros.
+  if (!pinned) std::memset(p, 0xff, bytes);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.allocations[static_cast<unsigned char*>(p)] = Allocation{bytes, pinned};
@@ -376,6 +379,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 }
 
 namespace hulk::simt::detail {
+
+bool stream_valid(cudaStream_t stream) { return stream_ok(stream); }
 
 cudaError_t func_set_attribute(const void* func, cudaFuncAttribute attr, int value) {
   if (func == nullptr) return record(cudaErrorInvalidValue);

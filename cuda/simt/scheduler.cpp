@@ -54,6 +54,8 @@ constexpr unsigned long long kMaxGridX = 2147483647ull;
 constexpr unsigned kMaxGridYZ = 65535;
 // Stack of one simulated thread; pages are committed only when touched.
 constexpr size_t kStackBytes = 256 * 1024;
+// Spins with no other runnable thread before a spin-wait is called a deadlock (~0.1 s).
+constexpr long long kMaxLonelySpins = 1ll << 24;
 
 // Thrown inside a blocked fiber to unwind it when its block is abandoned. Not a std::exception,
 // so kernel code that catches std::exception does not swallow it.
@@ -127,6 +129,7 @@ class Simulator {
   void syncthreads(detail::BarrierOp op, int predicate, int* result);
   unsigned long long warp_op(detail::WarpOp op, unsigned mask, unsigned long long payload, int arg, int width);
   unsigned activemask();
+  void yield();
   unsigned char* dynamic_shared() const { return shared_; }
   bool in_kernel() const { return current_ >= 0; }
   [[noreturn]] void fail(const std::string& what) const { fail_in(current_, what); }
@@ -160,12 +163,14 @@ class Simulator {
   int current_ = -1;  // the running thread; -1 on the scheduler
   int barrier_arrived_ = 0;
   int barrier_true_ = 0;
+  long long lonely_spins_ = 0;
   bool cancelling_ = false;
   std::exception_ptr error_;
   int error_thread_ = -1;
   std::vector<Thread> threads_;
   std::vector<Warp> warps_;
   std::deque<int> ready_;
+  std::deque<int> yielded_;
 
   // ---- fibers ----
   jmp_buf scheduler_jb_;
@@ -444,6 +449,22 @@ unsigned Simulator::activemask() {
   return threads_[t].active_mask;
 }
 
+// Lets the other threads of the block run first (a spin-wait on a failed atomicCAS, __nanosleep):
+// on a GPU they run concurrently, here the spinning thread would otherwise never give way.
+// A thread that spins while no other thread can run waits for memory nobody will change.
+void Simulator::yield() {
+  if (ready_.empty() && next_unstarted_ >= n_ && yielded_.empty()) {
+    if (++lonely_spins_ > kMaxLonelySpins) {
+      fail("spins (failed atomicCAS or __nanosleep) while no other thread of the block can run: it waits "
+           "for something no thread will do (a deadlock; a GPU would hang)");
+    }
+    return;
+  }
+  lonely_spins_ = 0;
+  yielded_.push_back(current_);  // runs after the ready and the unstarted threads
+  block_current(State::ready);
+}
+
 bool Simulator::resolve_activemask() {
   bool any = false;
   for (size_t wi = 0; wi < warps_.size(); ++wi) {
@@ -541,6 +562,7 @@ void Simulator::abandon_block() {
     if (threads_[t].fiber != nullptr && threads_[t].state != State::done) resume(t);
   }
   ready_.clear();
+  yielded_.clear();
   for (Warp& w : warps_) w.pending = w.activemask_waiters = 0;
   barrier_arrived_ = barrier_true_ = 0;
   cancelling_ = false;
@@ -549,8 +571,10 @@ void Simulator::abandon_block() {
 void Simulator::run_block() {
   next_unstarted_ = 0;
   done_ = 0;
+  lonely_spins_ = 0;
   barrier_arrived_ = barrier_true_ = 0;
   ready_.clear();
+  yielded_.clear();
   error_ = nullptr;
   error_thread_ = -1;
   for (int t = 0; t < n_; ++t) threads_[t] = Thread{};
@@ -578,6 +602,9 @@ void Simulator::run_block() {
         f = new_fiber();
       }
       start_thread(t, f);
+    } else if (!yielded_.empty()) {
+      t = yielded_.front();
+      yielded_.pop_front();
     } else if (resolve_activemask()) {
       continue;
     } else if (done_ == n_) {
@@ -673,6 +700,11 @@ unsigned long long warp_op(WarpOp op, unsigned mask, unsigned long long payload,
 
 unsigned activemask() { return in_kernel("__activemask()").activemask(); }
 
+void yield() {
+  Simulator& sim = simulator();
+  if (sim.in_kernel()) sim.yield();
+}
+
 // nullptr when the launch asked for none (declaring the pointer is harmless, using it is not).
 unsigned char* dynamic_shared() { return simulator().dynamic_shared(); }
 
@@ -682,8 +714,11 @@ void fail(const char* what) { simulator().fail(what); }
 
 void run_kernel(const char* name, const void* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
                 size_t max_dynamic_shared_bytes, cudaStream_t stream, void (*thunk)(void*), void* ctx) {
-  (void)stream;  // streams are synchronous
   const std::string who = std::string("SIMT: kernel '") + name + "'";
+  // Streams are synchronous: work is done when issued. The handle must still be valid.
+  if (!detail::stream_valid(stream)) {
+    throw std::runtime_error(who + ": launched into a stream that was never created or is destroyed");
+  }
   Simulator& sim = simulator();
   if (sim.in_kernel()) {
     throw std::runtime_error(who + " launched from inside a kernel: dynamic parallelism is not supported");

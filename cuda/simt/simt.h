@@ -106,6 +106,8 @@ enum cudaMemcpyKind {
 
 struct CUstream_st;
 typedef CUstream_st* cudaStream_t;
+#define cudaStreamLegacy (reinterpret_cast<cudaStream_t>(0x1))
+#define cudaStreamPerThread (reinterpret_cast<cudaStream_t>(0x2))
 struct CUevent_st;
 typedef CUevent_st* cudaEvent_t;
 constexpr unsigned int cudaStreamDefault = 0x00;
@@ -200,6 +202,7 @@ namespace hulk::simt::detail {
 cudaError_t func_set_attribute(const void* func, cudaFuncAttribute attr, int value);
 cudaError_t memcpy_symbol(void* symbol, size_t symbol_bytes, const void* src, size_t bytes, size_t offset, bool to);
 size_t func_max_dynamic_shared(const void* func);
+bool stream_valid(cudaStream_t stream);
 }  // namespace hulk::simt::detail
 
 template <typename... A>
@@ -240,6 +243,7 @@ int syncthreads_reduce(BarrierOp op, int predicate);
 // A rendezvous of the lanes in `mask`; returns this lane's result (the shuffled bits, or the vote).
 unsigned long long warp_op(WarpOp op, unsigned mask, unsigned long long payload, int arg, int width);
 unsigned activemask();
+void yield();  // let the block's other threads run (spin-waits)
 unsigned char* dynamic_shared();
 [[noreturn]] void fail(const char* what);
 
@@ -312,6 +316,8 @@ inline int __syncthreads_or(int p) {
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
+inline void __nanosleep(unsigned) { ::hulk::simt::detail::yield(); }
+
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   ::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::sync, mask, 0, 0, 32);
 }
@@ -363,7 +369,9 @@ inline unsigned __activemask() { return ::hulk::simt::detail::activemask(); }
     return ::hulk::simt::detail::atomic_update(a, [v](T old) { return v < old ? v : old; });           \
   }                                                                                                     \
   inline T atomicCAS(T* a, T compare, T v) {                                                            \
-    __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);             \
+    if (!__atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {      \
+      ::hulk::simt::detail::yield(); /* a failed CAS is a spin-wait: let the holder run */             \
+    }                                                                                                   \
     return compare;                                                                                     \
   }
 HULK_SIMT_ATOMIC_INT(int)

@@ -271,6 +271,20 @@ __global__ void noop_kernel(int* y) {
   if (y != nullptr && threadIdx.x == 0 && blockIdx.x == 0) *y = 1;
 }
 
+__global__ void spin_lock_kernel(int* lock, int* counter, int iters) {
+  if (threadIdx.x % warpSize != 0) return;  // one lane per warp: no intra-warp lock contention
+  for (int k = 0; k < iters; ++k) {
+    while (atomicCAS(lock, 0, 1) != 0) {
+    }
+    __threadfence();
+    const int v = *counter;
+    __nanosleep(100);  // hold the lock a while: the others must wait, not fail
+    *counter = v + 1;
+    __threadfence();
+    atomicExch(lock, 0);
+  }
+}
+
 #if !defined(__CUDACC__)
 // Only the simulator can run these: device code cannot throw, and a kernel launch from a
 // kernel is dynamic parallelism, which the simulator rejects.
@@ -280,6 +294,15 @@ __global__ void throwing_kernel(int at) {
 }
 
 __global__ void nested_launch_kernel(int* y) { hulk::cuda::launch("inner", noop_kernel, 1, 1, 0, nullptr, y); }
+
+__global__ void spin_forever_kernel(int* flag) {
+  if (threadIdx.x == 0) {
+    while (atomicCAS(flag, 1, 2) != 1) {
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 1) atomicExch(flag, 1);
+}
 #endif
 
 __global__ void partial_warp_kernel(int mode, unsigned* out) {
@@ -417,6 +440,12 @@ std::vector<float> axpb(const std::vector<float>& x, double* seconds) {
   return y.host();
 }
 
+int spin_lock_counter(int blocks, int threads, int iters) {
+  DeviceBuffer<int> lock(std::vector<int>{0}), counter(std::vector<int>{0});
+  hulk::cuda::launch("spin_lock", spin_lock_kernel, blocks, threads, 0, nullptr, lock.get(), counter.get(), iters);
+  return counter.host()[0];
+}
+
 void throw_in_kernel(int at) {
 #if defined(HULK_SIMT)
   hulk::cuda::launch("throwing", throwing_kernel, 4, 64, 0, nullptr, at);
@@ -433,6 +462,27 @@ void nested_launch() {
 #else
   throw std::logic_error("nested_launch runs in the SIMT build only");
 #endif
+}
+
+void spin_forever() {
+#if defined(HULK_SIMT)
+  DeviceBuffer<int> flag(std::vector<int>{0});
+  hulk::cuda::launch("spin_forever", spin_forever_kernel, 1, 64, 0, nullptr, flag.get());
+#else
+  throw std::logic_error("spin_forever runs in the SIMT build only");
+#endif
+}
+
+void launch_in_stream(bool destroyed) {
+  DeviceBuffer<int> y(1);
+  cudaStream_t s = nullptr;
+  HULK_CUDA_CHECK(cudaStreamCreate(&s));
+  if (destroyed) HULK_CUDA_CHECK(cudaStreamDestroy(s));
+  hulk::cuda::launch("in_stream", noop_kernel, 1, 32, 0, s, y.get());
+  if (!destroyed) {
+    HULK_CUDA_CHECK(cudaStreamSynchronize(s));
+    HULK_CUDA_CHECK(cudaStreamDestroy(s));
+  }
 }
 
 std::vector<unsigned> partial_warp(int mode) {

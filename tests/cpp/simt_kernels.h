@@ -68,6 +68,10 @@ std::vector<float> reverse_blocks_func_optin(const std::vector<float>& x, int bl
 // y = 2x + 1 over n elements, one thread each (no barriers); `seconds` is the launch's time.
 std::vector<float> axpb(const std::vector<float>& x, double* seconds);
 
+// Lane 0 of every warp adds 1 to a counter `iters` times under a block-wide spin lock
+// (atomicCAS to take it, a __nanosleep inside, atomicExch to release). Returns the counter.
+int spin_lock_counter(int blocks, int threads, int iters);
+
 // Each thread changes its copy of a by-value parameter; every thread must see the original.
 std::vector<int> param_copies(int n);
 
@@ -91,7 +95,9 @@ void bad_shuffle_width();
 // that reads a lane the block does not have.
 void throw_in_kernel(int at);
 void nested_launch();
+void spin_forever();  // thread 0 spins on a flag that thread 1, waiting at a barrier, would set
 std::vector<unsigned> partial_warp(int mode);
+void launch_in_stream(bool destroyed);
 void launch_with(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shared_bytes);
 
 }  // namespace simt_test

@@ -14,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda/check.h"
@@ -332,6 +333,29 @@ TEST(Simt, KernelParametersArePerThreadCopies) {
   for (int v : simt_test::param_copies(41)) EXPECT_EQ(v, 41);
 }
 
+TEST(Simt, SpinLockMakesProgress) {
+  REQUIRE_DEVICE();
+  EXPECT_EQ(simt_test::spin_lock_counter(3, 128, 5), 3 * 4 * 5);
+}
+
+TEST(Simt, StreamsAndConcurrentHostThreads) {
+  REQUIRE_DEVICE();
+  EXPECT_NO_THROW(simt_test::launch_in_stream(false));
+  // Each host thread has its own simulator state, shared memory included.
+  std::vector<float> x(4096);
+  std::iota(x.begin(), x.end(), 0.0f);
+  const std::vector<float> want = simt_test::block_sums(x, 256);
+  std::vector<std::vector<float>> got(4);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      for (int rep = 0; rep < 5; ++rep) got[k] = simt_test::block_sums(x, 256);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
 TEST(Simt, ActiveMaskInDivergentCode) {
   REQUIRE_SIMULATOR();  // on a GPU the converged set after a branch is not guaranteed
   const std::vector<unsigned> m = simt_test::activemask_diverged(10);
@@ -421,6 +445,18 @@ TEST(SimtMisuse, ExceptionFromKernelCodeNamesTheThread) {
   expect_error([] { simt_test::throw_in_kernel(70); }, {"kernel 'throwing'", "block (1,0,0), thread (6,0,0)", "bad row 7"});
   expect_usable();
   EXPECT_NO_THROW(simt_test::throw_in_kernel(-1));
+}
+
+TEST(SimtMisuse, SpinWaitThatCannotEnd) {
+  REQUIRE_SIMULATOR();
+  expect_error(simt_test::spin_forever, {"kernel 'spin_forever'", "thread (0,0,0)", "no other thread of the block can run"});
+  expect_usable();
+}
+
+TEST(SimtMisuse, LaunchIntoADestroyedStream) {
+  REQUIRE_SIMULATOR();
+  expect_error([] { simt_test::launch_in_stream(true); }, {"kernel 'in_stream'", "stream"});
+  expect_usable();
 }
 
 TEST(SimtMisuse, LaunchFromAKernel) {
