@@ -24,7 +24,6 @@
 #define __constant__
 #define __managed__
 #define __forceinline__ inline
-// No __noinline__: libstdc++ spells __attribute__((__noinline__)), which such a macro would break.
 #define __restrict__ __restrict
 #define __align__(n) alignas(n)
 #define __launch_bounds__(...)
