@@ -142,6 +142,9 @@ class Simulator {
   void resume(int t);
   void block_current(State s);
   void start_thread(int t, Fiber* f);
+  // Odd blocks start their threads from the last one: a read that relies on an unsynchronised
+  // write by a lower (even blocks: higher) thread id then sees stale data in one of the two.
+  int start_order(int k) const { return reverse_ ? n_ - 1 - k : k; }
   void run_block();
   void abandon_block();
   bool resolve_activemask();
@@ -159,6 +162,7 @@ class Simulator {
   // ---- block ----
   int n_ = 0;
   int next_unstarted_ = 0;
+  bool reverse_ = false;
   int done_ = 0;
   int current_ = -1;  // the running thread; -1 on the scheduler
   int barrier_arrived_ = 0;
@@ -310,7 +314,7 @@ void Simulator::fiber_loop(Fiber* self) {
     ++done_;
     if (!error_ && !cancelling_ && next_unstarted_ < n_) {
       // Go straight on with the next thread: no switch for threads that never wait.
-      const int next = next_unstarted_++;
+      const int next = start_order(next_unstarted_++);
       start_thread(next, self);
       threads_[next].state = State::running;
       current_ = next;
@@ -593,7 +597,7 @@ void Simulator::run_block() {
       t = ready_.front();
       ready_.pop_front();
     } else if (next_unstarted_ < n_) {
-      t = next_unstarted_++;
+      t = start_order(next_unstarted_++);
       Fiber* f;
       if (!free_.empty()) {
         f = free_.back();
@@ -661,6 +665,7 @@ void Simulator::run(const char* name, dim3 grid, dim3 block, size_t shared_bytes
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         detail::tls.block_idx = uint3{x, y, z};
+        reverse_ = ((x + y + z) & 1u) != 0;
         run_block();
       }
     }

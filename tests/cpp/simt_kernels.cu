@@ -305,6 +305,14 @@ __global__ void spin_forever_kernel(int* flag) {
 }
 #endif
 
+__global__ void racy_kernel(const float* x, int n, float* y) {
+  HULK_DYNAMIC_SHARED(float, buf);
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  buf[threadIdx.x] = i < n ? x[i] : 0.0f;
+  // missing __syncthreads()
+  if (i < n) y[i] = buf[threadIdx.x] + (threadIdx.x > 0 ? buf[threadIdx.x - 1] : 0.0f);
+}
+
 __global__ void partial_warp_kernel(int mode, unsigned* out) {
   if (mode == 0) {
     out[threadIdx.x] = __ballot_sync(kFull, 1);
@@ -483,6 +491,13 @@ void launch_in_stream(bool destroyed) {
     HULK_CUDA_CHECK(cudaStreamSynchronize(s));
     HULK_CUDA_CHECK(cudaStreamDestroy(s));
   }
+}
+
+std::vector<float> racy_neighbour_sum(const std::vector<float>& x, int block) {
+  DeviceBuffer<float> dx(x), y(x.size());
+  hulk::cuda::launch("racy", racy_kernel, blocks_for(x.size(), block), block, block * sizeof(float), nullptr,
+                     dx.get(), static_cast<int>(x.size()), y.get());
+  return y.host();
 }
 
 std::vector<unsigned> partial_warp(int mode) {

@@ -98,6 +98,9 @@ void nested_launch();
 void spin_forever();  // thread 0 spins on a flag that thread 1, waiting at a barrier, would set
 std::vector<unsigned> partial_warp(int mode);
 void launch_in_stream(bool destroyed);
+// y[i] = x[i] + x[i - 1] through shared memory WITHOUT the barrier between the write and the
+// read (thread 0 of a block uses 0): a race.
+std::vector<float> racy_neighbour_sum(const std::vector<float>& x, int block);
 void launch_with(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shared_bytes);
 
 }  // namespace simt_test

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <numeric>
@@ -457,6 +458,16 @@ TEST(SimtMisuse, LaunchIntoADestroyedStream) {
   REQUIRE_SIMULATOR();
   expect_error([] { simt_test::launch_in_stream(true); }, {"kernel 'in_stream'", "stream"});
   expect_usable();
+}
+
+TEST(SimtMisuse, MissingBarrierShowsUpInOneBlockOrder) {
+  REQUIRE_SIMULATOR();
+  // Block 0 starts its threads from thread 0 (the lower neighbour has written), block 1 from
+  // the last thread (it has not: the read sees the 0xff fill of shared memory, a NaN).
+  std::vector<float> x(128, 1.0f);
+  const std::vector<float> y = simt_test::racy_neighbour_sum(x, 64);
+  EXPECT_EQ(y[5], 2.0f);
+  EXPECT_TRUE(std::isnan(y[64 + 5])) << y[64 + 5];
 }
 
 TEST(SimtMisuse, LaunchFromAKernel) {
