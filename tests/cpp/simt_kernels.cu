@@ -224,6 +224,7 @@ __global__ void bench_kernel(const float* x, float* out) {
   tile[threadIdx.x] = x[i];
   __syncthreads();
   float v = tile[blockDim.x - 1 - threadIdx.x];
+#pragma unroll
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
   __syncthreads();
   out[i] = v + tile[threadIdx.x];
