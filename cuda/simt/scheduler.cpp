@@ -107,6 +107,16 @@ const char* op_name(detail::WarpOp op) {
     case detail::WarpOp::ballot: return "__ballot_sync";
     case detail::WarpOp::any: return "__any_sync";
     case detail::WarpOp::all: return "__all_sync";
+    case detail::WarpOp::reduce_add: return "__reduce_add_sync";
+    case detail::WarpOp::reduce_min_i:
+    case detail::WarpOp::reduce_min_u: return "__reduce_min_sync";
+    case detail::WarpOp::reduce_max_i:
+    case detail::WarpOp::reduce_max_u: return "__reduce_max_sync";
+    case detail::WarpOp::reduce_and: return "__reduce_and_sync";
+    case detail::WarpOp::reduce_or: return "__reduce_or_sync";
+    case detail::WarpOp::reduce_xor: return "__reduce_xor_sync";
+    case detail::WarpOp::match_any: return "__match_any_sync";
+    case detail::WarpOp::match_all: return "__match_all_sync";
   }
   return "warp operation";
 }
@@ -397,9 +407,25 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
     }
   }
   unsigned votes = 0;
+  bool all_same = true;
+  // 32-bit reductions over the group (signed or unsigned order as the op says).
+  unsigned r_add = 0, r_and = ~0u, r_or = 0, r_xor = 0, r_min_u = ~0u, r_max_u = 0;
+  int r_min_i = 2147483647, r_max_i = -2147483647 - 1;
   for (unsigned rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
-    if (w.lanes[l].payload) votes |= 1u << l;
+    const unsigned long long p = w.lanes[l].payload;
+    if (p) votes |= 1u << l;
+    if (p != me.payload) all_same = false;
+    const auto u = static_cast<unsigned>(p);
+    const auto i = static_cast<int>(u);
+    r_add += u;
+    r_and &= u;
+    r_or |= u;
+    r_xor ^= u;
+    r_min_u = std::min(r_min_u, u);
+    r_max_u = std::max(r_max_u, u);
+    r_min_i = std::min(r_min_i, i);
+    r_max_i = std::max(r_max_i, i);
   }
   for (unsigned rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
@@ -409,6 +435,24 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
       case detail::WarpOp::ballot: x.result = votes; break;
       case detail::WarpOp::any: x.result = votes != 0; break;
       case detail::WarpOp::all: x.result = votes == m; break;
+      case detail::WarpOp::reduce_add: x.result = r_add; break;
+      case detail::WarpOp::reduce_min_i: x.result = static_cast<unsigned>(r_min_i); break;
+      case detail::WarpOp::reduce_min_u: x.result = r_min_u; break;
+      case detail::WarpOp::reduce_max_i: x.result = static_cast<unsigned>(r_max_i); break;
+      case detail::WarpOp::reduce_max_u: x.result = r_max_u; break;
+      case detail::WarpOp::reduce_and: x.result = r_and; break;
+      case detail::WarpOp::reduce_or: x.result = r_or; break;
+      case detail::WarpOp::reduce_xor: x.result = r_xor; break;
+      case detail::WarpOp::match_all: x.result = all_same ? m : 0u; break;
+      case detail::WarpOp::match_any: {
+        unsigned same = 0;
+        for (unsigned r2 = m; r2; r2 &= r2 - 1) {
+          const int k = __builtin_ctz(r2);
+          if (w.lanes[k].payload == x.payload) same |= 1u << k;
+        }
+        x.result = same;
+        break;
+      }
       default: {
         // PTX shfl.sync: c = ((32 - width) << 8) | (up ? 0 : 0x1f); the segment mask is
         // 32 - width, the lane offset uses its low 5 bits, and an out-of-range source gives

@@ -234,7 +234,11 @@ struct ThreadContext {
 namespace detail {
 inline thread_local ThreadContext tls{};
 
-enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all };
+enum class WarpOp : unsigned char {
+  sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all,
+  reduce_add, reduce_min_i, reduce_min_u, reduce_max_i, reduce_max_u, reduce_and, reduce_or, reduce_xor,
+  match_any, match_all,
+};
 enum class BarrierOp : unsigned char { sync, count, and_, or_ };
 
 void syncthreads();
@@ -349,6 +353,47 @@ inline int __all_sync(unsigned mask, int predicate) {
   return static_cast<int>(
       ::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::all, mask, predicate != 0, 0, 32));
 }
+// sm_80 warp reductions (32-bit integers) and matches.
+#define HULK_SIMT_REDUCE(NAME, OP_I, OP_U)                                                                      \
+  inline int NAME(unsigned mask, int v) {                                                                     \
+    return static_cast<int>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::OP_I, mask,          \
+                                                          static_cast<unsigned>(v), 0, 32));                  \
+  }                                                                                                           \
+  inline unsigned NAME(unsigned mask, unsigned v) {                                                           \
+    return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::OP_U, mask, v, 0, 32)); \
+  }
+HULK_SIMT_REDUCE(__reduce_add_sync, reduce_add, reduce_add)
+HULK_SIMT_REDUCE(__reduce_min_sync, reduce_min_i, reduce_min_u)
+HULK_SIMT_REDUCE(__reduce_max_sync, reduce_max_i, reduce_max_u)
+#undef HULK_SIMT_REDUCE
+inline unsigned __reduce_and_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::reduce_and, mask, v, 0, 32));
+}
+inline unsigned __reduce_or_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::reduce_or, mask, v, 0, 32));
+}
+inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::reduce_xor, mask, v, 0, 32));
+}
+// The lanes of the mask whose value has the same bits as the caller's.
+template <typename T>
+inline unsigned __match_any_sync(unsigned mask, T value) {
+  static_assert(std::is_arithmetic<T>::value && sizeof(T) >= 4 && sizeof(T) <= 8, "__match_any_sync: 4- or 8-byte values");
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::match_any, mask, bits, 0, 32));
+}
+// The mask when every lane of it has the same value (*pred = 1), else 0 (*pred = 0).
+template <typename T>
+inline unsigned __match_all_sync(unsigned mask, T value, int* pred) {
+  static_assert(std::is_arithmetic<T>::value && sizeof(T) >= 4 && sizeof(T) <= 8, "__match_all_sync: 4- or 8-byte values");
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  const auto r = static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::match_all, mask, bits, 0, 32));
+  *pred = r != 0;
+  return r;
+}
+
 // The lanes of the caller's warp that reach this call together: resolved once no lane of the
 // warp can run further (lanes that diverged elsewhere are not in it).
 inline unsigned __activemask() { return ::hulk::simt::detail::activemask(); }

@@ -105,6 +105,26 @@ __global__ void vote_kernel(const int* x, unsigned* ballot, unsigned* any, unsig
   all_low[i] = al;
 }
 
+__global__ void warp_reduce_kernel(const int* x, int* add, int* mn, int* mx, unsigned* mnu, unsigned* mxu,
+                                   unsigned* and_, unsigned* or_, unsigned* xor_, unsigned* match_any,
+                                   unsigned* match_all, int* pred) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = x[i];
+  const unsigned u = static_cast<unsigned>(v);
+  add[i] = __reduce_add_sync(kFull, v);
+  mn[i] = __reduce_min_sync(kFull, v);
+  mx[i] = __reduce_max_sync(kFull, v);
+  mnu[i] = __reduce_min_sync(kFull, u);
+  mxu[i] = __reduce_max_sync(kFull, u);
+  and_[i] = __reduce_and_sync(kFull, u);
+  or_[i] = __reduce_or_sync(kFull, u);
+  xor_[i] = __reduce_xor_sync(kFull, u);
+  match_any[i] = __match_any_sync(kFull, v);
+  int p = -1;
+  match_all[i] = __match_all_sync(kFull, v, &p);
+  pred[i] = p;
+}
+
 // ---- atomics -------------------------------------------------------------------------------------
 __global__ void atomics_kernel(const int* x, int n, int bins, int* hist, float* fsum, double* dsum,
                                unsigned long long* usum, int* mx, int* mn, unsigned* umax, int* cas_counter,
@@ -278,9 +298,10 @@ __global__ void spin_lock_kernel(int* lock, int* counter, int iters) {
     while (atomicCAS(lock, 0, 1) != 0) {
     }
     __threadfence();
-    const int v = *counter;
+    volatile int* c = counter;  // read and written under the lock, never cached in a register
+    const int v = *c;
     __nanosleep(100);  // hold the lock a while: the others must wait, not fail
-    *counter = v + 1;
+    *c = v + 1;
     __threadfence();
     atomicExch(lock, 0);
   }
@@ -362,6 +383,28 @@ VoteResults votes(const std::vector<int>& x) {
   hulk::cuda::launch("vote", vote_kernel, blocks_for(n, 64), 64, 0, nullptr, dx.get(), a.get(), b.get(), c.get(),
                      d.get(), e.get(), f.get());
   return VoteResults{a.host(), b.host(), c.host(), d.host(), e.host(), f.host()};
+}
+
+WarpReduceResults warp_reductions(const std::vector<int>& x) {
+  const size_t n = x.size();
+  DeviceBuffer<int> dx(x), add(n), mn(n), mx(n), pred(n);
+  DeviceBuffer<unsigned> mnu(n), mxu(n), a(n), o(n), xo(n), ma(n), ml(n);
+  hulk::cuda::launch("warp_reduce", warp_reduce_kernel, blocks_for(n, 64), 64, 0, nullptr, dx.get(), add.get(),
+                     mn.get(), mx.get(), mnu.get(), mxu.get(), a.get(), o.get(), xo.get(), ma.get(), ml.get(),
+                     pred.get());
+  WarpReduceResults r;
+  r.add = add.host();
+  r.min = mn.host();
+  r.max = mx.host();
+  r.min_u = mnu.host();
+  r.max_u = mxu.host();
+  r.and_ = a.host();
+  r.or_ = o.host();
+  r.xor_ = xo.host();
+  r.match_any = ma.host();
+  r.match_all = ml.host();
+  r.match_pred = pred.host();
+  return r;
 }
 
 AtomicResults atomics(const std::vector<int>& x, int bins, int block) {

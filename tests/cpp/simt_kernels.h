@@ -30,6 +30,14 @@ struct VoteResults {
 };
 VoteResults votes(const std::vector<int>& x);
 
+// sm_80 warp reductions and matches over the full warp, per thread.
+struct WarpReduceResults {
+  std::vector<int> add, min, max;
+  std::vector<unsigned> min_u, max_u, and_, or_, xor_, match_any, match_all;
+  std::vector<int> match_pred;
+};
+WarpReduceResults warp_reductions(const std::vector<int>& x);
+
 // Atomics from every thread of many blocks into a few counters.
 struct AtomicResults {
   std::vector<int> histogram;  // atomicAdd(int) of x % bins

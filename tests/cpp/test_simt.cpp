@@ -222,6 +222,49 @@ TEST(Simt, BallotAnyAll) {
   }
 }
 
+TEST(Simt, WarpReductionsAndMatches) {
+  REQUIRE_DEVICE();
+  std::mt19937 rng(11);
+  std::vector<int> x(128);
+  for (int& v : x) v = static_cast<int>(rng() % 7) - 3;  // negatives: signed and unsigned order differ
+  for (int l = 0; l < 32; ++l) x[64 + l] = 5;            // warp 2: all equal
+  const simt_test::WarpReduceResults got = simt_test::warp_reductions(x);
+  for (size_t w0 = 0; w0 < x.size(); w0 += 32) {
+    int add = 0, mn = x[w0], mx = x[w0];
+    unsigned mnu = ~0u, mxu = 0, a = ~0u, o = 0, xo = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int v = x[w0 + l];
+      const auto u = static_cast<unsigned>(v);
+      add += v;
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+      mnu = std::min(mnu, u);
+      mxu = std::max(mxu, u);
+      a &= u;
+      o |= u;
+      xo ^= u;
+    }
+    bool same = true;
+    for (int l = 0; l < 32; ++l) same = same && x[w0 + l] == x[w0];
+    for (int l = 0; l < 32; ++l) {
+      const size_t i = w0 + l;
+      unsigned any = 0;
+      for (int k = 0; k < 32; ++k) any |= (x[w0 + k] == x[i] ? 1u : 0u) << k;
+      EXPECT_EQ(got.add[i], add) << i;
+      EXPECT_EQ(got.min[i], mn) << i;
+      EXPECT_EQ(got.max[i], mx) << i;
+      EXPECT_EQ(got.min_u[i], mnu) << i;
+      EXPECT_EQ(got.max_u[i], mxu) << i;
+      EXPECT_EQ(got.and_[i], a) << i;
+      EXPECT_EQ(got.or_[i], o) << i;
+      EXPECT_EQ(got.xor_[i], xo) << i;
+      EXPECT_EQ(got.match_any[i], any) << i;
+      EXPECT_EQ(got.match_all[i], same ? 0xffffffffu : 0u) << i;
+      EXPECT_EQ(got.match_pred[i], same ? 1 : 0) << i;
+    }
+  }
+}
+
 TEST(Simt, AtomicsAcrossBlocks) {
   REQUIRE_DEVICE();
   std::mt19937 rng(5);
