@@ -11,7 +11,9 @@ target_compile_definitions(hulk_core PUBLIC HULK_WITH_CUDA=1)
 if(HULK_SIMT)
   file(GLOB HULK_SIMT_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/simt/*.cpp)
   # LANGUAGE CXX makes CMake pass -x c++ for the .cu files.
-  set_source_files_properties(${HULK_CUDA_SOURCES} PROPERTIES LANGUAGE CXX)
+  # GCC does not know nvcc's `#pragma unroll`: not a warning worth having in every kernel file.
+  set_source_files_properties(${HULK_CUDA_SOURCES} PROPERTIES LANGUAGE CXX
+    COMPILE_OPTIONS $<$<CXX_COMPILER_ID:GNU,Clang>:-Wno-unknown-pragmas>)
   target_sources(hulk_core PRIVATE ${HULK_CUDA_SOURCES} ${HULK_SIMT_SOURCES})
   target_compile_definitions(hulk_core PUBLIC HULK_SIMT=1)
 else()

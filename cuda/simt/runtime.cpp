@@ -78,7 +78,7 @@ bool side_ok(const void* p, size_t bytes, Side side) {
 }
 
 bool stream_ok(cudaStream_t s) {
-  if (s == nullptr) return true;
+  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return true;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   return r.streams.count(s) != 0;
@@ -92,6 +92,9 @@ cudaError_t allocate(void** ptr, size_t bytes, bool pinned) {
   // 256-byte alignment as cudaMalloc guarantees; the exact size, so AddressSanitizer builds see
   // overruns past the end.
   if (posix_memalign(&p, 256, bytes) != 0) return record(cudaErrorMemoryAllocation);
+  // Fresh device memory is garbage on a GPU; here it is all-ones bytes (NaN floats, -1 ints), so
+  // code that forgets to initialise a buffer fails in the simulator too instead of reading zeros.
+  if (!pinned) std::memset(p, 0xff, bytes);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.allocations[static_cast<unsigned char*>(p)] = Allocation{bytes, pinned};
@@ -116,6 +119,29 @@ cudaError_t release(void* ptr, bool pinned) {
 
 cudaError_t cudaMalloc(void** ptr, size_t bytes) { return allocate(ptr, bytes, false); }
 cudaError_t cudaFree(void* ptr) { return release(ptr, false); }
+cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t stream) {
+  if (!stream_ok(stream)) return record(cudaErrorInvalidResourceHandle);
+  return allocate(ptr, bytes, false);
+}
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+  if (!stream_ok(stream)) return record(cudaErrorInvalidResourceHandle);
+  return release(ptr, false);
+}
+
+// "Device memory" is host memory: report the device size and what is not allocated of it.
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  if (free_bytes == nullptr || total_bytes == nullptr) return record(cudaErrorInvalidValue);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  size_t used = 0;
+  for (const auto& a : r.allocations) {
+    if (!a.second.pinned) used += a.second.bytes;
+  }
+  *total_bytes = kDeviceMemory;
+  *free_bytes = used < kDeviceMemory ? kDeviceMemory - used : 0;
+  return cudaSuccess;
+}
+
 cudaError_t cudaMallocHost(void** ptr, size_t bytes) { return allocate(ptr, bytes, true); }
 cudaError_t cudaFreeHost(void* ptr) { return release(ptr, true); }
 
@@ -183,6 +209,13 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   return stream_ok(stream) ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
 }
 
+cudaError_t cudaStreamQuery(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
+  if (!stream_ok(stream)) return record(cudaErrorInvalidResourceHandle);
+  return cudaEventSynchronize(event);
+}
+
 cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
@@ -222,6 +255,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   std::lock_guard<std::mutex> lock(r.mu);
   return r.events.count(event) ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
 }
+
+cudaError_t cudaEventQuery(cudaEvent_t event) { return cudaEventSynchronize(event); }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   if (ms == nullptr) return record(cudaErrorInvalidValue);
@@ -344,6 +379,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 }
 
 namespace hulk::simt::detail {
+
+bool stream_valid(cudaStream_t stream) { return stream_ok(stream); }
 
 cudaError_t func_set_attribute(const void* func, cudaFuncAttribute attr, int value) {
   if (func == nullptr) return record(cudaErrorInvalidValue);

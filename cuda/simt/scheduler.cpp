@@ -54,6 +54,8 @@ constexpr unsigned long long kMaxGridX = 2147483647ull;
 constexpr unsigned kMaxGridYZ = 65535;
 // Stack of one simulated thread; pages are committed only when touched.
 constexpr size_t kStackBytes = 256 * 1024;
+// Spins with no other runnable thread before a spin-wait is called a deadlock (~0.1 s).
+constexpr long long kMaxLonelySpins = 1ll << 24;
 
 // Thrown inside a blocked fiber to unwind it when its block is abandoned. Not a std::exception,
 // so kernel code that catches std::exception does not swallow it.
@@ -105,6 +107,16 @@ const char* op_name(detail::WarpOp op) {
     case detail::WarpOp::ballot: return "__ballot_sync";
     case detail::WarpOp::any: return "__any_sync";
     case detail::WarpOp::all: return "__all_sync";
+    case detail::WarpOp::reduce_add: return "__reduce_add_sync";
+    case detail::WarpOp::reduce_min_i:
+    case detail::WarpOp::reduce_min_u: return "__reduce_min_sync";
+    case detail::WarpOp::reduce_max_i:
+    case detail::WarpOp::reduce_max_u: return "__reduce_max_sync";
+    case detail::WarpOp::reduce_and: return "__reduce_and_sync";
+    case detail::WarpOp::reduce_or: return "__reduce_or_sync";
+    case detail::WarpOp::reduce_xor: return "__reduce_xor_sync";
+    case detail::WarpOp::match_any: return "__match_any_sync";
+    case detail::WarpOp::match_all: return "__match_all_sync";
   }
   return "warp operation";
 }
@@ -127,9 +139,11 @@ class Simulator {
   void syncthreads(detail::BarrierOp op, int predicate, int* result);
   unsigned long long warp_op(detail::WarpOp op, unsigned mask, unsigned long long payload, int arg, int width);
   unsigned activemask();
+  void yield();
   unsigned char* dynamic_shared() const { return shared_; }
   bool in_kernel() const { return current_ >= 0; }
-  [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void fail(const std::string& what) const { fail_in(current_, what); }
+  [[noreturn]] void fail_in(int thread, const std::string& what) const;
 
  private:
   static void fiber_entry();
@@ -138,6 +152,9 @@ class Simulator {
   void resume(int t);
   void block_current(State s);
   void start_thread(int t, Fiber* f);
+  // Odd blocks start their threads from the last one: a read that relies on an unsynchronised
+  // write by a lower (even blocks: higher) thread id then sees stale data in one of the two.
+  int start_order(int k) const { return reverse_ ? n_ - 1 - k : k; }
   void run_block();
   void abandon_block();
   bool resolve_activemask();
@@ -155,16 +172,19 @@ class Simulator {
   // ---- block ----
   int n_ = 0;
   int next_unstarted_ = 0;
+  bool reverse_ = false;
   int done_ = 0;
   int current_ = -1;  // the running thread; -1 on the scheduler
   int barrier_arrived_ = 0;
   int barrier_true_ = 0;
+  long long lonely_spins_ = 0;
   bool cancelling_ = false;
   std::exception_ptr error_;
   int error_thread_ = -1;
   std::vector<Thread> threads_;
   std::vector<Warp> warps_;
   std::deque<int> ready_;
+  std::deque<int> yielded_;
 
   // ---- fibers ----
   jmp_buf scheduler_jb_;
@@ -304,7 +324,7 @@ void Simulator::fiber_loop(Fiber* self) {
     ++done_;
     if (!error_ && !cancelling_ && next_unstarted_ < n_) {
       // Go straight on with the next thread: no switch for threads that never wait.
-      const int next = next_unstarted_++;
+      const int next = start_order(next_unstarted_++);
       start_thread(next, self);
       threads_[next].state = State::running;
       current_ = next;
@@ -387,9 +407,25 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
     }
   }
   unsigned votes = 0;
+  bool all_same = true;
+  // 32-bit reductions over the group (signed or unsigned order as the op says).
+  unsigned r_add = 0, r_and = ~0u, r_or = 0, r_xor = 0, r_min_u = ~0u, r_max_u = 0;
+  int r_min_i = 2147483647, r_max_i = -2147483647 - 1;
   for (unsigned rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
-    if (w.lanes[l].payload) votes |= 1u << l;
+    const unsigned long long p = w.lanes[l].payload;
+    if (p) votes |= 1u << l;
+    if (p != me.payload) all_same = false;
+    const auto u = static_cast<unsigned>(p);
+    const auto i = static_cast<int>(u);
+    r_add += u;
+    r_and &= u;
+    r_or |= u;
+    r_xor ^= u;
+    r_min_u = std::min(r_min_u, u);
+    r_max_u = std::max(r_max_u, u);
+    r_min_i = std::min(r_min_i, i);
+    r_max_i = std::max(r_max_i, i);
   }
   for (unsigned rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
@@ -399,6 +435,24 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
       case detail::WarpOp::ballot: x.result = votes; break;
       case detail::WarpOp::any: x.result = votes != 0; break;
       case detail::WarpOp::all: x.result = votes == m; break;
+      case detail::WarpOp::reduce_add: x.result = r_add; break;
+      case detail::WarpOp::reduce_min_i: x.result = static_cast<unsigned>(r_min_i); break;
+      case detail::WarpOp::reduce_min_u: x.result = r_min_u; break;
+      case detail::WarpOp::reduce_max_i: x.result = static_cast<unsigned>(r_max_i); break;
+      case detail::WarpOp::reduce_max_u: x.result = r_max_u; break;
+      case detail::WarpOp::reduce_and: x.result = r_and; break;
+      case detail::WarpOp::reduce_or: x.result = r_or; break;
+      case detail::WarpOp::reduce_xor: x.result = r_xor; break;
+      case detail::WarpOp::match_all: x.result = all_same ? m : 0u; break;
+      case detail::WarpOp::match_any: {
+        unsigned same = 0;
+        for (unsigned r2 = m; r2; r2 &= r2 - 1) {
+          const int k = __builtin_ctz(r2);
+          if (w.lanes[k].payload == x.payload) same |= 1u << k;
+        }
+        x.result = same;
+        break;
+      }
       default: {
         // PTX shfl.sync: c = ((32 - width) << 8) | (up ? 0 : 0x1f); the segment mask is
         // 32 - width, the lane offset uses its low 5 bits, and an out-of-range source gives
@@ -418,7 +472,7 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
         }
         if (!in_range) j = l;
         if (!((m >> j) & 1u)) {
-          fail(std::string(op_name(op)) + ": lane " + std::to_string(l) + " reads lane " + std::to_string(j) +
+          fail_in((t & ~31) + l, std::string(op_name(op)) + ": lane " + std::to_string(l) + " reads lane " + std::to_string(j) +
                ", which does not take part (mask " + hex_mask(x.requested_mask) + ", lanes of the block " +
                hex_mask(w.exists) + "); CUDA returns an undefined value there");
         }
@@ -441,6 +495,22 @@ unsigned Simulator::activemask() {
   warps_[t >> 5].activemask_waiters |= 1u << (t & 31);
   block_current(State::at_activemask);
   return threads_[t].active_mask;
+}
+
+// Lets the other threads of the block run first (a spin-wait on a failed atomicCAS, __nanosleep):
+// on a GPU they run concurrently, here the spinning thread would otherwise never give way.
+// A thread that spins while no other thread can run waits for memory nobody will change.
+void Simulator::yield() {
+  if (ready_.empty() && next_unstarted_ >= n_ && yielded_.empty()) {
+    if (++lonely_spins_ > kMaxLonelySpins) {
+      fail("spins (failed atomicCAS or __nanosleep) while no other thread of the block can run: it waits "
+           "for something no thread will do (a deadlock; a GPU would hang)");
+    }
+    return;
+  }
+  lonely_spins_ = 0;
+  yielded_.push_back(current_);  // runs after the ready and the unstarted threads
+  block_current(State::ready);
 }
 
 bool Simulator::resolve_activemask() {
@@ -476,9 +546,9 @@ std::string Simulator::where() const {
   return s.str();
 }
 
-void Simulator::fail(const std::string& what) const {
-  if (current_ < 0) throw std::runtime_error(where() + ": " + what);
-  throw std::runtime_error(where() + ", " + thread_name(current_) + ": " + what);
+void Simulator::fail_in(int thread, const std::string& what) const {
+  if (thread < 0) throw std::runtime_error(where() + ": " + what);
+  throw std::runtime_error(where() + ", " + thread_name(thread) + ": " + what);
 }
 
 std::string Simulator::describe_deadlock() const {
@@ -540,6 +610,7 @@ void Simulator::abandon_block() {
     if (threads_[t].fiber != nullptr && threads_[t].state != State::done) resume(t);
   }
   ready_.clear();
+  yielded_.clear();
   for (Warp& w : warps_) w.pending = w.activemask_waiters = 0;
   barrier_arrived_ = barrier_true_ = 0;
   cancelling_ = false;
@@ -548,8 +619,10 @@ void Simulator::abandon_block() {
 void Simulator::run_block() {
   next_unstarted_ = 0;
   done_ = 0;
+  lonely_spins_ = 0;
   barrier_arrived_ = barrier_true_ = 0;
   ready_.clear();
+  yielded_.clear();
   error_ = nullptr;
   error_thread_ = -1;
   for (int t = 0; t < n_; ++t) threads_[t] = Thread{};
@@ -568,7 +641,7 @@ void Simulator::run_block() {
       t = ready_.front();
       ready_.pop_front();
     } else if (next_unstarted_ < n_) {
-      t = next_unstarted_++;
+      t = start_order(next_unstarted_++);
       Fiber* f;
       if (!free_.empty()) {
         f = free_.back();
@@ -577,6 +650,9 @@ void Simulator::run_block() {
         f = new_fiber();
       }
       start_thread(t, f);
+    } else if (!yielded_.empty()) {
+      t = yielded_.front();
+      yielded_.pop_front();
     } else if (resolve_activemask()) {
       continue;
     } else if (done_ == n_) {
@@ -633,6 +709,7 @@ void Simulator::run(const char* name, dim3 grid, dim3 block, size_t shared_bytes
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
         detail::tls.block_idx = uint3{x, y, z};
+        reverse_ = ((x + y + z) & 1u) != 0;
         run_block();
       }
     }
@@ -649,19 +726,33 @@ std::string dims(dim3 d) {
 
 namespace detail {
 
-void syncthreads() { simulator().syncthreads(BarrierOp::sync, 0, nullptr); }
+// Barriers and warp operations exist only inside a running kernel.
+Simulator& in_kernel(const char* what) {
+  Simulator& sim = simulator();
+  if (!sim.in_kernel()) {
+    throw std::runtime_error(std::string("SIMT: ") + what + " called outside a kernel launched with hulk::cuda::launch");
+  }
+  return sim;
+}
+
+void syncthreads() { in_kernel("__syncthreads()").syncthreads(BarrierOp::sync, 0, nullptr); }
 
 int syncthreads_reduce(BarrierOp op, int predicate) {
   int result = 0;
-  simulator().syncthreads(op, predicate != 0, &result);
+  in_kernel("__syncthreads_count/and/or").syncthreads(op, predicate != 0, &result);
   return result;
 }
 
 unsigned long long warp_op(WarpOp op, unsigned mask, unsigned long long payload, int arg, int width) {
-  return simulator().warp_op(op, mask, payload, arg, width);
+  return in_kernel(op_name(op)).warp_op(op, mask, payload, arg, width);
 }
 
-unsigned activemask() { return simulator().activemask(); }
+unsigned activemask() { return in_kernel("__activemask()").activemask(); }
+
+void yield() {
+  Simulator& sim = simulator();
+  if (sim.in_kernel()) sim.yield();
+}
 
 // nullptr when the launch asked for none (declaring the pointer is harmless, using it is not).
 unsigned char* dynamic_shared() { return simulator().dynamic_shared(); }
@@ -672,8 +763,11 @@ void fail(const char* what) { simulator().fail(what); }
 
 void run_kernel(const char* name, const void* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
                 size_t max_dynamic_shared_bytes, cudaStream_t stream, void (*thunk)(void*), void* ctx) {
-  (void)stream;  // streams are synchronous
   const std::string who = std::string("SIMT: kernel '") + name + "'";
+  // Streams are synchronous: work is done when issued. The handle must still be valid.
+  if (!detail::stream_valid(stream)) {
+    throw std::runtime_error(who + ": launched into a stream that was never created or is destroyed");
+  }
   Simulator& sim = simulator();
   if (sim.in_kernel()) {
     throw std::runtime_error(who + " launched from inside a kernel: dynamic parallelism is not supported");

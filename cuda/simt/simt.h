@@ -105,6 +105,8 @@ enum cudaMemcpyKind {
 
 struct CUstream_st;
 typedef CUstream_st* cudaStream_t;
+#define cudaStreamLegacy (reinterpret_cast<cudaStream_t>(0x1))
+#define cudaStreamPerThread (reinterpret_cast<cudaStream_t>(0x2))
 struct CUevent_st;
 typedef CUevent_st* cudaEvent_t;
 constexpr unsigned int cudaStreamDefault = 0x00;
@@ -152,6 +154,13 @@ inline cudaError_t cudaMalloc(T** ptr, size_t bytes) {
   return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
 }
 cudaError_t cudaFree(void* ptr);
+cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t stream);
+template <typename T>
+inline cudaError_t cudaMallocAsync(T** ptr, size_t bytes, cudaStream_t stream) {
+  return cudaMallocAsync(reinterpret_cast<void**>(ptr), bytes, stream);
+}
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream);
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 cudaError_t cudaMallocHost(void** ptr, size_t bytes);
 template <typename T>
 inline cudaError_t cudaMallocHost(T** ptr, size_t bytes) {
@@ -166,11 +175,14 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags = 0);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaDeviceSynchronize();
 cudaError_t cudaGetLastError();
@@ -189,6 +201,7 @@ namespace hulk::simt::detail {
 cudaError_t func_set_attribute(const void* func, cudaFuncAttribute attr, int value);
 cudaError_t memcpy_symbol(void* symbol, size_t symbol_bytes, const void* src, size_t bytes, size_t offset, bool to);
 size_t func_max_dynamic_shared(const void* func);
+bool stream_valid(cudaStream_t stream);
 }  // namespace hulk::simt::detail
 
 template <typename... A>
@@ -221,7 +234,11 @@ struct ThreadContext {
 namespace detail {
 inline thread_local ThreadContext tls{};
 
-enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all };
+enum class WarpOp : unsigned char {
+  sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all,
+  reduce_add, reduce_min_i, reduce_min_u, reduce_max_i, reduce_max_u, reduce_and, reduce_or, reduce_xor,
+  match_any, match_all,
+};
 enum class BarrierOp : unsigned char { sync, count, and_, or_ };
 
 void syncthreads();
@@ -229,6 +246,7 @@ int syncthreads_reduce(BarrierOp op, int predicate);
 // A rendezvous of the lanes in `mask`; returns this lane's result (the shuffled bits, or the vote).
 unsigned long long warp_op(WarpOp op, unsigned mask, unsigned long long payload, int arg, int width);
 unsigned activemask();
+void yield();  // let the block's other threads run (spin-waits)
 unsigned char* dynamic_shared();
 [[noreturn]] void fail(const char* what);
 
@@ -301,6 +319,8 @@ inline int __syncthreads_or(int p) {
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
+inline void __nanosleep(unsigned) { ::hulk::simt::detail::yield(); }
+
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   ::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::sync, mask, 0, 0, 32);
 }
@@ -333,6 +353,47 @@ inline int __all_sync(unsigned mask, int predicate) {
   return static_cast<int>(
       ::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::all, mask, predicate != 0, 0, 32));
 }
+// sm_80 warp reductions (32-bit integers) and matches.
+#define HULK_SIMT_REDUCE(NAME, OP_I, OP_U)                                                                      \
+  inline int NAME(unsigned mask, int v) {                                                                     \
+    return static_cast<int>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::OP_I, mask,          \
+                                                          static_cast<unsigned>(v), 0, 32));                  \
+  }                                                                                                           \
+  inline unsigned NAME(unsigned mask, unsigned v) {                                                           \
+    return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::OP_U, mask, v, 0, 32)); \
+  }
+HULK_SIMT_REDUCE(__reduce_add_sync, reduce_add, reduce_add)
+HULK_SIMT_REDUCE(__reduce_min_sync, reduce_min_i, reduce_min_u)
+HULK_SIMT_REDUCE(__reduce_max_sync, reduce_max_i, reduce_max_u)
+#undef HULK_SIMT_REDUCE
+inline unsigned __reduce_and_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::reduce_and, mask, v, 0, 32));
+}
+inline unsigned __reduce_or_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::reduce_or, mask, v, 0, 32));
+}
+inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::reduce_xor, mask, v, 0, 32));
+}
+// The lanes of the mask whose value has the same bits as the caller's.
+template <typename T>
+inline unsigned __match_any_sync(unsigned mask, T value) {
+  static_assert(std::is_arithmetic<T>::value && sizeof(T) >= 4 && sizeof(T) <= 8, "__match_any_sync: 4- or 8-byte values");
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::match_any, mask, bits, 0, 32));
+}
+// The mask when every lane of it has the same value (*pred = 1), else 0 (*pred = 0).
+template <typename T>
+inline unsigned __match_all_sync(unsigned mask, T value, int* pred) {
+  static_assert(std::is_arithmetic<T>::value && sizeof(T) >= 4 && sizeof(T) <= 8, "__match_all_sync: 4- or 8-byte values");
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  const auto r = static_cast<unsigned>(::hulk::simt::detail::warp_op(::hulk::simt::detail::WarpOp::match_all, mask, bits, 0, 32));
+  *pred = r != 0;
+  return r;
+}
+
 // The lanes of the caller's warp that reach this call together: resolved once no lane of the
 // warp can run further (lanes that diverged elsewhere are not in it).
 inline unsigned __activemask() { return ::hulk::simt::detail::activemask(); }
@@ -352,7 +413,9 @@ inline unsigned __activemask() { return ::hulk::simt::detail::activemask(); }
     return ::hulk::simt::detail::atomic_update(a, [v](T old) { return v < old ? v : old; });           \
   }                                                                                                     \
   inline T atomicCAS(T* a, T compare, T v) {                                                            \
-    __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);             \
+    if (!__atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {      \
+      ::hulk::simt::detail::yield(); /* a failed CAS is a spin-wait: let the holder run */             \
+    }                                                                                                   \
     return compare;                                                                                     \
   }
 HULK_SIMT_ATOMIC_INT(int)

@@ -2,6 +2,7 @@
 #include "cuda/compat.h"
 
 #include <chrono>
+#include <stdexcept>
 #include <vector>
 
 #include "cuda/check.h"
@@ -104,6 +105,26 @@ __global__ void vote_kernel(const int* x, unsigned* ballot, unsigned* any, unsig
   all_low[i] = al;
 }
 
+__global__ void warp_reduce_kernel(const int* x, int* add, int* mn, int* mx, unsigned* mnu, unsigned* mxu,
+                                   unsigned* and_, unsigned* or_, unsigned* xor_, unsigned* match_any,
+                                   unsigned* match_all, int* pred) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = x[i];
+  const unsigned u = static_cast<unsigned>(v);
+  add[i] = __reduce_add_sync(kFull, v);
+  mn[i] = __reduce_min_sync(kFull, v);
+  mx[i] = __reduce_max_sync(kFull, v);
+  mnu[i] = __reduce_min_sync(kFull, u);
+  mxu[i] = __reduce_max_sync(kFull, u);
+  and_[i] = __reduce_and_sync(kFull, u);
+  or_[i] = __reduce_or_sync(kFull, u);
+  xor_[i] = __reduce_xor_sync(kFull, u);
+  match_any[i] = __match_any_sync(kFull, v);
+  int p = -1;
+  match_all[i] = __match_all_sync(kFull, v, &p);
+  pred[i] = p;
+}
+
 // ---- atomics -------------------------------------------------------------------------------------
 __global__ void atomics_kernel(const int* x, int n, int bins, int* hist, float* fsum, double* dsum,
                                unsigned long long* usum, int* mx, int* mn, unsigned* umax, int* cas_counter,
@@ -154,12 +175,51 @@ __global__ void add_int2_kernel(const int2* x, int n2, int2* y) {
 }
 
 // ---- layout, parameters, activemask ------------------------------------------------------------
-__global__ void layout_kernel(int* linear, int* warp_base, int* even_count) {
+__global__ void layout_kernel(int* linear, int* warp_base, int* even_count, int* and_all, int* or_last,
+                              int* or_none) {
   const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int n = blockDim.x * blockDim.y * blockDim.z;
   linear[t] = t;
   // Lanes are consecutive linear ids: lane 0 of each warp holds the warp's first id.
   warp_base[t] = __shfl_sync(__ballot_sync(kFull, 1), t, 0);
   even_count[t] = __syncthreads_count(t % 2 == 0);
+  and_all[t] = __syncthreads_and(t < n);
+  or_last[t] = __syncthreads_or(t == n - 1);
+  or_none[t] = __syncthreads_or(t >= n);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down_sync(kFull, v, o);
+  return v;
+}
+
+// The block's sum in every thread; shared memory declared in the helper, as kernels often do.
+__device__ float block_sum(float v) {
+  __shared__ float warp_totals[32];
+  __shared__ float total;
+  const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
+  v = warp_sum(v);
+  if (lane == 0) warp_totals[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = (blockDim.x + warpSize - 1) / warpSize;
+    float w = lane < warps ? warp_totals[lane] : 0.0f;
+    w = warp_sum(w);
+    if (lane == 0) total = w;
+  }
+  __syncthreads();
+  return total;
+}
+
+__global__ void block_sum_warp_kernel(const float* x, int n, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float s = block_sum(i < n ? x[i] : 0.0f);
+  if (threadIdx.x == blockDim.x - 1) out[blockIdx.x] = s;  // any thread has it
+}
+
+__global__ void axpb_kernel(const float* x, int n, float* y) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i] + 1.0f;
 }
 
 __global__ void param_copies_kernel(int n, int* out) {
@@ -184,6 +244,7 @@ __global__ void bench_kernel(const float* x, float* out) {
   tile[threadIdx.x] = x[i];
   __syncthreads();
   float v = tile[blockDim.x - 1 - threadIdx.x];
+#pragma unroll
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
   __syncthreads();
   out[i] = v + tile[threadIdx.x];
@@ -231,6 +292,57 @@ __global__ void noop_kernel(int* y) {
   if (y != nullptr && threadIdx.x == 0 && blockIdx.x == 0) *y = 1;
 }
 
+__global__ void spin_lock_kernel(int* lock, int* counter, int iters) {
+  if (threadIdx.x % warpSize != 0) return;  // one lane per warp: no intra-warp lock contention
+  for (int k = 0; k < iters; ++k) {
+    while (atomicCAS(lock, 0, 1) != 0) {
+    }
+    __threadfence();
+    volatile int* c = counter;  // read and written under the lock, never cached in a register
+    const int v = *c;
+    __nanosleep(100);  // hold the lock a while: the others must wait, not fail
+    *c = v + 1;
+    __threadfence();
+    atomicExch(lock, 0);
+  }
+}
+
+#if !defined(__CUDACC__)
+// Only the simulator can run these: device code cannot throw, and a kernel launch from a
+// kernel is dynamic parallelism, which the simulator rejects.
+__global__ void throwing_kernel(int at) {
+  if (static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) == at) throw std::invalid_argument("bad row 7");
+  __syncthreads();
+}
+
+__global__ void nested_launch_kernel(int* y) { hulk::cuda::launch("inner", noop_kernel, 1, 1, 0, nullptr, y); }
+
+__global__ void spin_forever_kernel(int* flag) {
+  if (threadIdx.x == 0) {
+    while (atomicCAS(flag, 1, 2) != 1) {
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 1) atomicExch(flag, 1);
+}
+#endif
+
+__global__ void racy_kernel(const float* x, int n, float* y) {
+  HULK_DYNAMIC_SHARED(float, buf);
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  buf[threadIdx.x] = i < n ? x[i] : 0.0f;
+  // missing __syncthreads()
+  if (i < n) y[i] = buf[threadIdx.x] + (threadIdx.x > 0 ? buf[threadIdx.x - 1] : 0.0f);
+}
+
+__global__ void partial_warp_kernel(int mode, unsigned* out) {
+  if (mode == 0) {
+    out[threadIdx.x] = __ballot_sync(kFull, 1);
+  } else {
+    out[threadIdx.x] = __shfl_down_sync(kFull, threadIdx.x, 16);
+  }
+}
+
 }  // namespace
 
 // ---- host entry points -----------------------------------------------------------------------------
@@ -271,6 +383,28 @@ VoteResults votes(const std::vector<int>& x) {
   hulk::cuda::launch("vote", vote_kernel, blocks_for(n, 64), 64, 0, nullptr, dx.get(), a.get(), b.get(), c.get(),
                      d.get(), e.get(), f.get());
   return VoteResults{a.host(), b.host(), c.host(), d.host(), e.host(), f.host()};
+}
+
+WarpReduceResults warp_reductions(const std::vector<int>& x) {
+  const size_t n = x.size();
+  DeviceBuffer<int> dx(x), add(n), mn(n), mx(n), pred(n);
+  DeviceBuffer<unsigned> mnu(n), mxu(n), a(n), o(n), xo(n), ma(n), ml(n);
+  hulk::cuda::launch("warp_reduce", warp_reduce_kernel, blocks_for(n, 64), 64, 0, nullptr, dx.get(), add.get(),
+                     mn.get(), mx.get(), mnu.get(), mxu.get(), a.get(), o.get(), xo.get(), ma.get(), ml.get(),
+                     pred.get());
+  WarpReduceResults r;
+  r.add = add.host();
+  r.min = mn.host();
+  r.max = mx.host();
+  r.min_u = mnu.host();
+  r.max_u = mxu.host();
+  r.and_ = a.host();
+  r.or_ = o.host();
+  r.xor_ = xo.host();
+  r.match_any = ma.host();
+  r.match_all = ml.host();
+  r.match_pred = pred.host();
+  return r;
 }
 
 AtomicResults atomics(const std::vector<int>& x, int bins, int block) {
@@ -327,9 +461,93 @@ std::vector<int> vector_alignments() {
 
 LayoutResults layout(int bx, int by, int bz) {
   const int n = bx * by * bz;
-  DeviceBuffer<int> a(n), b(n), c(n);
-  hulk::cuda::launch("layout", layout_kernel, 1, dim3(bx, by, bz), 0, nullptr, a.get(), b.get(), c.get());
-  return LayoutResults{a.host(), b.host(), c.host()};
+  DeviceBuffer<int> a(n), b(n), c(n), d(n), e(n), f(n);
+  hulk::cuda::launch("layout", layout_kernel, 1, dim3(bx, by, bz), 0, nullptr, a.get(), b.get(), c.get(), d.get(),
+                     e.get(), f.get());
+  return LayoutResults{a.host(), b.host(), c.host(), d.host(), e.host(), f.host()};
+}
+
+std::vector<float> block_sums_warp(const std::vector<float>& x, int block) {
+  const int blocks = blocks_for(x.size(), block);
+  DeviceBuffer<float> dx(x), out(blocks);
+  hulk::cuda::launch("block_sum_warp", block_sum_warp_kernel, blocks, block, 0, nullptr, dx.get(),
+                     static_cast<int>(x.size()), out.get());
+  return out.host();
+}
+
+std::vector<float> reverse_blocks_func_optin(const std::vector<float>& x, int block, size_t shared_bytes) {
+  HULK_CUDA_CHECK(
+      cudaFuncSetAttribute(reverse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+  return reverse_blocks(x, block, shared_bytes);
+}
+
+std::vector<float> axpb(const std::vector<float>& x, double* seconds) {
+  DeviceBuffer<float> dx(x), y(x.size());
+  HULK_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  hulk::cuda::launch("axpb", axpb_kernel, blocks_for(x.size(), 256), 256, 0, nullptr, dx.get(),
+                     static_cast<int>(x.size()), y.get());
+  HULK_CUDA_CHECK(cudaDeviceSynchronize());
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return y.host();
+}
+
+int spin_lock_counter(int blocks, int threads, int iters) {
+  DeviceBuffer<int> lock(std::vector<int>{0}), counter(std::vector<int>{0});
+  hulk::cuda::launch("spin_lock", spin_lock_kernel, blocks, threads, 0, nullptr, lock.get(), counter.get(), iters);
+  return counter.host()[0];
+}
+
+void throw_in_kernel(int at) {
+#if defined(HULK_SIMT)
+  hulk::cuda::launch("throwing", throwing_kernel, 4, 64, 0, nullptr, at);
+#else
+  (void)at;
+  throw std::logic_error("throw_in_kernel runs in the SIMT build only");
+#endif
+}
+
+void nested_launch() {
+#if defined(HULK_SIMT)
+  DeviceBuffer<int> y(1);
+  hulk::cuda::launch("outer", nested_launch_kernel, 1, 2, 0, nullptr, y.get());
+#else
+  throw std::logic_error("nested_launch runs in the SIMT build only");
+#endif
+}
+
+void spin_forever() {
+#if defined(HULK_SIMT)
+  DeviceBuffer<int> flag(std::vector<int>{0});
+  hulk::cuda::launch("spin_forever", spin_forever_kernel, 1, 64, 0, nullptr, flag.get());
+#else
+  throw std::logic_error("spin_forever runs in the SIMT build only");
+#endif
+}
+
+void launch_in_stream(bool destroyed) {
+  DeviceBuffer<int> y(1);
+  cudaStream_t s = nullptr;
+  HULK_CUDA_CHECK(cudaStreamCreate(&s));
+  if (destroyed) HULK_CUDA_CHECK(cudaStreamDestroy(s));
+  hulk::cuda::launch("in_stream", noop_kernel, 1, 32, 0, s, y.get());
+  if (!destroyed) {
+    HULK_CUDA_CHECK(cudaStreamSynchronize(s));
+    HULK_CUDA_CHECK(cudaStreamDestroy(s));
+  }
+}
+
+std::vector<float> racy_neighbour_sum(const std::vector<float>& x, int block) {
+  DeviceBuffer<float> dx(x), y(x.size());
+  hulk::cuda::launch("racy", racy_kernel, blocks_for(x.size(), block), block, block * sizeof(float), nullptr,
+                     dx.get(), static_cast<int>(x.size()), y.get());
+  return y.host();
+}
+
+std::vector<unsigned> partial_warp(int mode) {
+  DeviceBuffer<unsigned> out(48);
+  hulk::cuda::launch("partial_warp", partial_warp_kernel, 1, 48, 0, nullptr, mode, out.get());
+  return out.host();
 }
 
 std::vector<int> param_copies(int n) {
