@@ -109,18 +109,55 @@ def summarise(label: str, n: int, rs: list) -> tuple:
     return row, dict(label=label, n=n, hulk_vs_search=hs, vs_abc=vs_abc, acc=acc, speed=speed)
 
 
+def inference_figures(model, n: int) -> str:
+    """Encoding and forward-pass times of the learned planner on a generated n-machine cluster
+    (the paper's 6 jobs): on the CPU, and on the GPU when one is usable (the SIMT build's
+    simulator is no GPU and is left out). Each forward pass is timed after one warm-up."""
+    big = generate.generate_cluster(n, seed=EVAL_SEED)
+    jobs = list(models.PAPER_JOBS_6)
+    t0 = time.perf_counter()
+    g = model.encode(big, jobs)
+    t_enc = time.perf_counter() - t0
+    times = {}
+    for device in ["cpu"] + (["cuda"] if hulk.cuda_available() else []):
+        model.gnn.to(device)
+        model.gnn.predict(g)  # warm: uploads the graph's structure once
+        t0 = time.perf_counter()
+        model.gnn.predict(g)
+        times[device] = time.perf_counter() - t0
+    model.gnn.to("cpu")
+    gpu = (f", GPU ({_gpu_name()}) {times['cuda']:.3f} s" if "cuda" in times else
+           ". No GPU figure: no GPU was usable in this run (benchmarks/gpu_check.sh runs this on one)")
+    return (f"GNN inference on a generated {n:,}-machine cluster ({g.num_edges:,} directed edges, the paper's 6 "
+            f"jobs): encoding {t_enc:.2f} s (CPU); forward pass CPU ({hulk.get_num_threads()} threads) "
+            f"{times['cpu']:.3f} s{gpu}.")
+
+
+def _gpu_name() -> str:
+    try:
+        import torch
+        return torch.cuda.get_device_name(0)
+    except Exception:  # torch is optional: only the name is lost
+        return "CUDA device"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="47,200,1000,5000")
     ap.add_argument("--instances", type=int, default=3)
     ap.add_argument("--model", default=None, help="learned planner (default: the shipped one)")
     ap.add_argument("--inference-n", type=int, default=100_000)
+    ap.add_argument("--inference-only", action="store_true",
+                    help="only time GNN inference (CPU, and the GPU when one is usable) and print it")
     ap.add_argument("--search-max", type=int, default=1000,
                     help="largest size planned by Search and the heuristic ablation (their start phase does "
                          "not scale past a few thousand machines yet)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     args = ap.parse_args(argv)
     model = learn.LearnedPlanner.load(args.model) if args.model else learn.default_planner()
+    if args.inference_only:
+        print(inference_figures(model, args.inference_n))
+        return 0
     t_all = time.perf_counter()
     rows, summary = [], []
     for n in [int(v) for v in args.sizes.split(",")]:
@@ -155,17 +192,8 @@ def main(argv=None) -> int:
     rows.append(row)
     summary.append(s)
 
-    big = generate.generate_cluster(args.inference_n, seed=EVAL_SEED)
-    jobs = list(models.PAPER_JOBS_6)
-    t0 = time.perf_counter()
-    g = model.encode(big, jobs)
-    t_enc = time.perf_counter() - t0
-    model.gnn.predict(g)  # warm
-    t0 = time.perf_counter()
-    model.gnn.predict(g)
-    t_pred = time.perf_counter() - t0
-    print(f"inference at {args.inference_n:,} machines ({g.num_edges:,} directed edges): encode {t_enc:.2f} s, "
-          f"GNN {t_pred:.2f} s", flush=True)
+    inference = inference_figures(model, args.inference_n)
+    print(inference, flush=True)
 
     cmd = "cd /tmp && python " + " ".join([str(Path(sys.argv[0]).resolve())] + (argv or sys.argv[1:]))
     info = model.info
@@ -187,9 +215,7 @@ def main(argv=None) -> int:
             "| clusters | instances | jobs (mean) | node accuracy | Hulk / Search makespan | heuristic Hulk / Search | "
             "Hulk vs best A/B/C | Search s | Hulk s (GNN s) | Search time / Hulk time |",
             "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|", *rows, "",
-            f"GNN inference on a generated {args.inference_n:,}-machine cluster ({g.num_edges:,} directed edges, "
-            f"the paper's 6 jobs), CPU, {hulk.get_num_threads()} threads: encoding {t_enc:.2f} s, forward pass "
-            f"{t_pred:.2f} s. No GPU figure: the CUDA backend (issue 3) is not built yet.", "",
+            inference, "",
             f"Above {args.search_max:,} machines Search is not run: its start phase (greedy growth, "
             "contiguous blocks, whole-model machines, the heuristic Hulk plan) costs best_pipeline calls on "
             "groups of thousands of machines, O(G^2) each, and is not bounded by its time limit; on the first "

@@ -4,7 +4,8 @@
 #   2. the CUDA tests on the device (ctest -L cuda: kernel parity with the CPU, the model);
 #   3. compute-sanitizer memcheck, racecheck and synccheck over the kernel parity tests;
 #   4. the Python tests marked `cuda`, on the extension built in step 1;
-#   5. benchmarks/bench_gpu.py, which writes its section of benchmarks/RESULTS.md;
+#   5. benchmarks/bench_gpu.py, which writes its section of benchmarks/RESULTS.md, and the learned
+#      planner's inference on 100,000 machines (bench_learned.py --inference-only), CPU and GPU;
 # then a summary table, last, so the device tool's output tail shows it. Logs and RESULTS.md go
 # to $OUT (the device tool brings them back) or build/gpu-check. Copy the bench_gpu section of
 # the returned RESULTS.md into the repository's.
@@ -63,6 +64,11 @@ cp benchmarks/RESULTS.md "$out/RESULTS.md"
 step bench env PYTHONPATH="$root/build/gpu-py" PYTHONUNBUFFERED=1 bash -c \
   "cd /tmp && python3 '$root/benchmarks/bench_gpu.py' --out '$out/RESULTS.md' ${BENCH_ARGS:-}"
 
+step learned_inference env PYTHONPATH="$root/build/gpu-py" bash -c \
+  "cd /tmp && python3 '$root/benchmarks/bench_learned.py' --inference-only"
+
+echo
+echo "== learned planner inference ==" && tail -n 1 "$out/learned_inference.log"
 echo
 echo "== bench_gpu summary =="
 sed -n '/<!-- bench_gpu:begin -->/,/<!-- bench_gpu:end -->/p' "$out/RESULTS.md" | grep '^|' || echo "(no benchmark table)"
