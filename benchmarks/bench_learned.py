@@ -5,7 +5,9 @@ job sets (``hulk.learn.draw_jobs``) are planned by:
 
 - Search (the teacher), time-bounded;
 - Hulk: learned GNN -> Algorithm 1 -> partition -> short refinement (``hulk.planner.plan``);
-- Hulk with the region heuristic instead of the GNN (ablation);
+- ablations: Hulk with the region heuristic instead of the GNN, the GNN without the
+  refinement, and the greedy baseline (``hulk.greedy``: each job on the fastest machines that
+  cover its memory, in one region where possible) through the same Algorithm 1 and partition;
 - Systems A, B and C.
 
 It reports node accuracy of the GNN against the teacher's labels on the same instance, the
@@ -30,6 +32,7 @@ import numpy as np
 
 import hulk
 from hulk import cluster_spec, generate, learn, models, planner
+from hulk.greedy import greedy_classes
 from results_file import write_section  # benchmarks/ is on sys.path when run as a script
 
 BEGIN, END = "<!-- bench_learned:begin -->", "<!-- bench_learned:end -->"
@@ -75,11 +78,15 @@ def evaluate(cluster, jobs, model, t_search: float, seed: int, with_search: bool
     slots = model.predict_slots(cluster, jobs)
     r["gnn_s"] = time.perf_counter() - t0
     hh = planner.plan(cluster, jobs, "hulk", model="heuristic", time_limit_s=t_search, seed=seed)
+    raw = planner.plan(cluster, jobs, "hulk", model=model, seed=seed, refine_iterations=0)
+    greedy = planner.plan(cluster, jobs, "hulk", classes=greedy_classes(cluster, jobs), seed=seed,
+                          refine_iterations=0)
     abc = [planner.plan(cluster, jobs, x) for x in ("a", "b", "c")]
     teacher = learn.labels_from_plan(s, jobs)
     labelled = teacher >= 0
     r["acc"] = float((slots[labelled] == teacher[labelled]).mean()) if labelled.any() else float("nan")
     r["search_makespan"], r["hulk_makespan"], r["heur_makespan"] = s.makespan_s, h.makespan_s, hh.makespan_s
+    r["raw_makespan"], r["greedy_makespan"] = raw.makespan_s, greedy.makespan_s
     r["abc_best"] = min(p.makespan_s for p in abc)
     r["search_s"], r["heur_s"] = s.planning_s, hh.planning_s
     r["jobs"] = len(jobs)
@@ -94,6 +101,7 @@ def summarise(label: str, n: int, rs: list) -> tuple:
     def ratios(key, ref):
         return [r[key] / r[ref] for r in rs if math.isfinite(r[key]) and math.isfinite(r[ref]) and r[ref] > 0]
     hs, hh = ratios("hulk_makespan", "search_makespan"), ratios("heur_makespan", "search_makespan")
+    raw, greedy = ratios("raw_makespan", "search_makespan"), ratios("greedy_makespan", "search_makespan")
     vs_abc = [1 - r["hulk_makespan"] / r["abc_best"] for r in rs if math.isfinite(r["abc_best"])]
     infeasible_abc = sum(1 for r in rs if not math.isfinite(r["abc_best"]))
     acc = [r["acc"] for r in rs if math.isfinite(r["acc"])]
@@ -101,7 +109,8 @@ def summarise(label: str, n: int, rs: list) -> tuple:
     row = (f"| {label} | {len(rs)} | {np.mean([r['jobs'] for r in rs]):.1f} | "
            f"{np.mean(acc):.3f} | {fmt_ratio(np.mean(hs)) if hs else 'n/a'} "
            f"({fmt_ratio(max(hs)) if hs else 'n/a'}) | "
-           f"{fmt_ratio(np.mean(hh)) if hh else 'n/a'} | "
+           f"{fmt_ratio(np.mean(hh)) if hh else 'n/a'} | {fmt_ratio(np.mean(raw)) if raw else 'n/a'} | "
+           f"{fmt_ratio(np.mean(greedy)) if greedy else 'n/a'} ({fmt_ratio(max(greedy)) if greedy else 'n/a'}) | "
            + (f"{100 * np.mean(vs_abc):.0f}% (min {100 * min(vs_abc):.0f}%)" if vs_abc else "none feasible")
            + (f", {infeasible_abc} with none feasible" if vs_abc and infeasible_abc else "")
            + f" | {np.mean([r['search_s'] for r in rs]):.2f} | {np.mean([r['hulk_s'] for r in rs]):.3f} "
@@ -171,7 +180,7 @@ def main(argv=None) -> int:
             vs = [1 - r["hulk_makespan"] / r["abc_best"] for r in rs if math.isfinite(r["abc_best"])]
             feasible = sum(math.isfinite(r["hulk_makespan"]) for r in rs)
             rows.append(f"| generated, {n:,} machines (no Search, see below) | {len(rs)} | "
-                        f"{np.mean([r['jobs'] for r in rs]):.1f} | - | - | - | "
+                        f"{np.mean([r['jobs'] for r in rs]):.1f} | - | - | - | - | - | "
                         + (f"{100 * np.mean(vs):.0f}% (min {100 * min(vs):.0f}%)" if vs else "none feasible")
                         + f"; Hulk feasible on {feasible} of {len(rs)} | - | {np.mean([r['hulk_s'] for r in rs]):.3f} "
                         f"({np.mean([r['gnn_s'] for r in rs]):.3f}) | - |")
@@ -213,8 +222,9 @@ def main(argv=None) -> int:
             "against the best feasible of Systems A/B/C. Hulk time includes encoding and GNN inference "
             "(in brackets).", "",
             "| clusters | instances | jobs (mean) | node accuracy | Hulk / Search makespan | heuristic Hulk / Search | "
-            "Hulk vs best A/B/C | Search s | Hulk s (GNN s) | Search time / Hulk time |",
-            "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|", *rows, "",
+            "GNN without refinement / Search | greedy / Search | Hulk vs best A/B/C | Search s | Hulk s (GNN s) | "
+            "Search time / Hulk time |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|", *rows, "",
             inference, "",
             f"Above {args.search_max:,} machines Search is not run: its start phase (greedy growth, "
             "contiguous blocks, whole-model machines, the heuristic Hulk plan) costs best_pipeline calls on "

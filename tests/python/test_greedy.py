@@ -1,0 +1,76 @@
+"""The greedy baseline (hulk.greedy): each job on the fastest free machines that cover its memory
+need, in one region where possible."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from hulk import cluster_spec, generate, learn, models, planner
+from hulk.greedy import greedy_classes
+
+
+def _two_regions():
+    """east: two A100s of 160 GB in all (the fastest machine) and two V100 machines of 80 GB;
+    west: 6 slower 24 GB machines; all linked."""
+    G = nx.Graph()
+    for i in range(9):
+        east = i < 3
+        G.add_node(i, region="east" if east else "west", memory_gb=(160.0 if i == 0 else 80.0) if east else 24.0,
+                   capability=(8.0 if i == 0 else 7.0) if east else 8.6)
+    for i in range(9):
+        for j in range(i + 1, 9):
+            G.add_edge(i, j, latency_ms=2.0 if (i < 3) == (j < 3) else 60.0)
+    return cluster_spec.from_networkx(G)
+
+
+def _need(jobs):
+    return learn._job_need_bytes(planner.as_model_specs(jobs))
+
+
+def test_small_job_takes_the_fastest_machine_of_one_region():
+    spec = _two_regions()
+    classes = greedy_classes(spec, ["BERT-large"])
+    chosen = [i for i, c in enumerate(classes) if c == 0]
+    tflops = np.array([m["tflops"] for m in spec.machines])
+    assert len(chosen) == 1  # one machine holds BERT-large
+    assert chosen == [0] and tflops[0] == tflops.max() > tflops[1]
+
+
+def test_jobs_get_disjoint_groups_that_cover_their_need_largest_first():
+    spec = generate.generate_cluster(300, seed=11)
+    jobs = ["T5-11B", "GPT-2 1.5B", "BERT-large", "RoBERTa-large"]
+    classes = np.array(greedy_classes(spec, jobs))
+    need = _need(jobs)
+    memory = spec.memory_gb * 1e9
+    for j in range(len(jobs)):
+        group = np.flatnonzero(classes == j)
+        assert group.size > 0 and memory[group].sum() >= need[j], jobs[j]
+        # fastest first: dropping the group's slowest machine leaves the need uncovered
+        slowest = group[np.argmin(spec.tflops[group])]
+        assert memory[group].sum() - memory[slowest] < need[j], jobs[j]
+        if np.unique(spec.region[group]).size > 1:  # spans regions only when no region could hold it
+            assert all(memory[spec.region == r].sum() < need[j] for r in np.unique(spec.region)), jobs[j]
+
+
+def test_a_job_larger_than_the_cluster_gets_nothing_and_the_rest_still_plan():
+    spec = _two_regions()
+    classes = greedy_classes(spec, ["OPT-175B", "BERT-large"])  # OPT needs far more than the 464 GB there are
+    assert 0 not in classes
+    assert classes.count(1) == 1
+
+
+def test_greedy_classes_plan_through_hulk():
+    spec = cluster_spec.hulk47_spec()
+    jobs = list(models.PAPER_JOBS_4)
+    classes = greedy_classes(spec, jobs)
+    assert len(classes) == len(spec.machines) and set(classes) <= {-1, 0, 1, 2, 3}
+    p = planner.plan(spec, jobs, "hulk", classes=classes, refine_iterations=0)
+    assert len(p.jobs) == len(jobs)
+    for j in p.jobs[1:]:  # the three smaller jobs fit the greedy groups
+        assert j["feasible"], j
+
+
+@pytest.mark.parametrize("bad", [["no-such-model"], []])
+def test_bad_jobs_are_clear_errors(bad):
+    with pytest.raises(ValueError):
+        greedy_classes(_two_regions(), bad)
