@@ -116,7 +116,10 @@ class Reader {
   std::string get_string(const std::string& what, uint32_t limit) {
     const auto n = get<uint32_t>(what + " length");
     if (n > limit) fail(what + " claims " + std::to_string(n) + " bytes (at most " + std::to_string(limit) + ")");
-    if (n > left_) fail(what + " claims " + std::to_string(n) + " bytes but only " + std::to_string(left_) + " are left");
+    if (n > left_) {
+      fail("file ends inside " + what + " (it claims " + std::to_string(n) + " bytes, " + std::to_string(left_) +
+           " are left)");
+    }
     std::string s(n, '\0');
     read(s.data(), n, what);
     return s;
@@ -152,7 +155,7 @@ std::string write_config(const ModelConfig& c) {
 // A decimal integer without sign, spaces or other characters, at most max.
 uint64_t parse_uint(const std::string& key, const std::string& text, uint64_t max, const Reader& r) {
   if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
-    r.fail("configuration '" + key + "' = '" + text + "' is not a non-negative integer");
+    r.fail("malformed number in configuration: '" + key + "' = '" + text + "' is not a non-negative integer");
   }
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
@@ -234,7 +237,8 @@ int64_t implied_parameters(const ModelConfig& c) {
 }
 
 struct Slot {
-  float* data;
+  float* data;                 // a parameter's values, or
+  std::vector<float>* scaler;  // a scaler array, sized once its shape and bytes are checked
   int64_t rows, cols;
 };
 
@@ -294,31 +298,23 @@ Model Model::load(const std::string& path) {
   // The parameters alone need this many bytes: check before the model allocates them.
   const uint64_t need = static_cast<uint64_t>(implied_parameters(config)) * sizeof(float);
   if (need > r.left()) {
-    r.fail("the configuration implies " + std::to_string(need / sizeof(float)) + " parameters (" +
-           std::to_string(need) + " bytes) but only " + std::to_string(r.left()) + " bytes are left in the file");
+    r.fail("file ends inside the parameters: the configuration implies " + std::to_string(need / sizeof(float)) +
+           " parameters (" + std::to_string(need) + " bytes) but only " + std::to_string(r.left()) +
+           " bytes are left in the file");
   }
   Model model(config);
+  // Where each expected tensor goes: a parameter (allocated by the model, within the bytes
+  // checked above) or a scaler array (sized only once its shape and bytes are checked).
   std::map<std::string, Slot> expected;
-  for (Param* p : model.mutable_parameters()) expected[p->name] = {p->value.data(), p->value.rows(), p->value.cols()};
-  const size_t num_params = expected.size();
+  for (Param* p : model.mutable_parameters()) expected[p->name] = {p->value.data(), nullptr, p->value.rows(), p->value.cols()};
+  FeatureScaler& sc = model.scaler_;
+  expected["scaler.x_mean"] = {nullptr, &sc.x_mean, 1, config.in_features};
+  expected["scaler.x_std"] = {nullptr, &sc.x_std, 1, config.in_features};
+  expected["scaler.e_mean"] = {nullptr, &sc.e_mean, 1, config.edge_features};
+  expected["scaler.e_std"] = {nullptr, &sc.e_std, 1, config.edge_features};
+  // Every tensor takes at least 20 bytes, so the count is bounded by the file; a tensor
+  // beyond the expected ones is unexpected or repeated and fails below.
   const auto count = r.get<uint32_t>("the tensor count");
-  const bool with_scaler = count == num_params + 4;
-  if (count != num_params && !with_scaler) {
-    r.fail("the file holds " + std::to_string(count) + " tensors; the configuration implies " +
-           std::to_string(num_params) + " parameters (plus 4 scaler arrays when fitted)");
-  }
-  if (with_scaler) {
-    if (!config.standardize) r.fail("the file holds a feature scaler but the configuration says standardize=0");
-    FeatureScaler& s = model.scaler_;
-    s.x_mean.assign(static_cast<size_t>(config.in_features), 0.0f);
-    s.x_std.assign(static_cast<size_t>(config.in_features), 1.0f);
-    s.e_mean.assign(static_cast<size_t>(config.edge_features), 0.0f);
-    s.e_std.assign(static_cast<size_t>(config.edge_features), 1.0f);
-    expected["scaler.x_mean"] = {s.x_mean.data(), 1, config.in_features};
-    expected["scaler.x_std"] = {s.x_std.data(), 1, config.in_features};
-    expected["scaler.e_mean"] = {s.e_mean.data(), 1, config.edge_features};
-    expected["scaler.e_std"] = {s.e_std.data(), 1, config.edge_features};
-  }
   std::set<std::string> seen;
   for (uint32_t i = 0; i < count; ++i) {
     const std::string name = r.get_string("the name of tensor " + std::to_string(i), kMaxNameBytes);
@@ -333,17 +329,41 @@ Model Model::load(const std::string& path) {
              shape_str(slot.rows, slot.cols));
     }
     const int64_t n = slot.rows * slot.cols;
-    r.read(slot.data, static_cast<uint64_t>(n) * sizeof(float), "the values of tensor '" + name + "'");
+    const uint64_t bytes = static_cast<uint64_t>(n) * sizeof(float);
+    if (bytes > r.left()) {
+      r.fail("file ends inside the values of tensor '" + name + "' (needs " + std::to_string(bytes) + " bytes, " +
+             std::to_string(r.left()) + " left)");
+    }
+    float* data = slot.data;
+    if (slot.scaler != nullptr) {
+      if (!config.standardize) r.fail("the file holds a feature scaler ('" + name + "') but the configuration says standardize=0");
+      slot.scaler->assign(static_cast<size_t>(n), 0.0f);
+      data = slot.scaler->data();
+    }
+    r.read(data, bytes, "the values of tensor '" + name + "'");
     const bool is_std = name == "scaler.x_std" || name == "scaler.e_std";
     for (int64_t k = 0; k < n; ++k) {
-      if (!std::isfinite(slot.data[k])) {
-        r.fail("tensor '" + name + "' holds a non-finite value (" + std::to_string(slot.data[k]) + ") at index " +
+      if (!std::isfinite(data[k])) {
+        r.fail("tensor '" + name + "' holds a non-finite value (" + std::to_string(data[k]) + ") at index " +
                std::to_string(k));
       }
-      if (is_std && !(slot.data[k] > 0.0f)) {
-        r.fail("tensor '" + name + "' holds a standard deviation <= 0 (" + std::to_string(slot.data[k]) +
-               ") at index " + std::to_string(k));
+      if (is_std && !(data[k] > 0.0f)) {
+        r.fail("tensor '" + name + "' holds a standard deviation <= 0 (" + std::to_string(data[k]) + ") at index " +
+               std::to_string(k));
       }
+    }
+  }
+  size_t scaler_seen = 0;
+  for (const auto& [name, slot] : expected) {
+    if (slot.scaler != nullptr) {
+      scaler_seen += seen.count(name);
+    } else if (!seen.count(name)) {
+      r.fail("tensor '" + name + "' is missing");
+    }
+  }
+  if (scaler_seen != 0 && scaler_seen != 4) {
+    for (const char* name : {"scaler.x_mean", "scaler.x_std", "scaler.e_mean", "scaler.e_std"}) {
+      if (!seen.count(name)) r.fail("the feature scaler is incomplete: tensor '" + std::string(name) + "' is missing");
     }
   }
   if (r.left() != 0 || in.peek() != std::char_traits<char>::eof()) {

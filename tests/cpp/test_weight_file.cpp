@@ -144,7 +144,7 @@ TEST_F(WeightFile, EmptyOrMisshapenScalerIsRejected) {
   EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "tensor 'scaler.x_std' has shape [1, 2]");
   t = base_tensors();
   t.pop_back();  // three scaler arrays of four
-  EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "the file holds 9 tensors");
+  EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "the feature scaler is incomplete: tensor 'scaler.e_std' is missing");
   t = base_tensors();
   t.back().values[1] = 0.0f;
   EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "'scaler.e_std' holds a standard deviation <= 0");
@@ -163,11 +163,8 @@ TEST_F(WeightFile, NonFiniteValuesAreRejected) {
 }
 
 TEST_F(WeightFile, RepeatedUnknownOrTrailingContentIsRejected) {
-  auto t = base_tensors(false);
-  t.push_back(t[0]);  // a tensor twice (the count still matches params + 4 with 3 more)
-  t.push_back(t[1]);
-  t.push_back(t[2]);
-  t.push_back(t[3]);
+  auto t = base_tensors();
+  t.push_back(t[0]);  // a tensor twice
   EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "appears twice");
   auto cfg = base_config();
   cfg.push_back({"seed", "7"});
@@ -182,10 +179,13 @@ TEST_F(WeightFile, RepeatedUnknownOrTrailingContentIsRejected) {
   t = base_tensors();
   t[0].name = "edge_pool.wieght";
   EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "unexpected tensor 'edge_pool.wieght'");
+  t = base_tensors();
+  t.erase(t.begin() + 3);
+  EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "tensor '" + base_tensors()[3].name + "' is missing");
 }
 
 TEST_F(WeightFile, MalformedConfigurationValuesAreRejected) {
-  EXPECT_LOAD_ERROR(file_bytes(with(base_config(), "seed", "-1"), base_tensors()), "'seed' = '-1' is not a non-negative");
+  EXPECT_LOAD_ERROR(file_bytes(with(base_config(), "seed", "-1"), base_tensors()), "'seed' = '-1' is not a non-negative integer");
   EXPECT_LOAD_ERROR(file_bytes(with(base_config(), "seed", "18446744073709551616"), base_tensors()), "'seed'");
   EXPECT_LOAD_ERROR(file_bytes(with(base_config(), "hidden", "4,,5"), base_tensors()), "'hidden' = ''");
   EXPECT_LOAD_ERROR(file_bytes(with(base_config(), "in_features", "3x"), base_tensors()), "'in_features' = '3x'");
@@ -211,11 +211,15 @@ TEST_F(WeightFile, HugeClaimsFailBeforeAllocating) {
   t[0].values.clear();
   EXPECT_LOAD_ERROR(file_bytes(base_config(), t), "has shape [1099511627776");
   // Counts and lengths larger than the file.
-  EXPECT_LOAD_ERROR(file_bytes(base_config(), base_tensors(), 4000000000), "the file holds 4000000000 tensors");
+  EXPECT_LOAD_ERROR(file_bytes(base_config(), base_tensors(), 4000000000), "file ends inside the name of tensor 10");
   std::string s("HULKGNN\0", 8);
   put<uint32_t>(s, 1);
   put<uint32_t>(s, 0xFFFFFFF0u);
-  EXPECT_LOAD_ERROR(s, "the configuration claims 4294967280 bytes");
+  EXPECT_LOAD_ERROR(s, "the configuration claims 4294967280 bytes (at most 4096)");
+  // A scaler array whose shape matches but whose bytes are not in the file.
+  t = base_tensors();
+  t[6].values.clear();
+  EXPECT_LOAD_ERROR(file_bytes(base_config(), {t.begin(), t.begin() + 7}), "file ends inside the values of tensor 'scaler.x_mean'");
 }
 
 TEST_F(WeightFile, NotARegularFileIsRejected) {
