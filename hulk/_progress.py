@@ -37,3 +37,32 @@ class Progress:
                 self._last_decile = decile
                 self.stream.write(line + "\n")
         self.stream.flush()
+
+
+class Status:
+    """One line per step of long work (loading a cluster, each planner), written to stderr
+    with the time since the start, so that a long run is never silent. Call ``done()`` at
+    the end; on a terminal the line is then cleared, in a log the lines stay."""
+
+    def __init__(self, enabled: bool = True, stream=None, prefix: str = "hulk"):
+        self.enabled, self.prefix = enabled, prefix
+        self.stream = stream if stream is not None else sys.stderr
+        self.t0 = time.perf_counter()
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._width = 0
+
+    def __call__(self, message: str) -> None:
+        if not self.enabled:
+            return
+        line = f"{self.prefix}: [{time.perf_counter() - self.t0:6.1f} s] {message}"
+        if self._tty:
+            self.stream.write("\r" + line.ljust(self._width))
+            self._width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled and self._tty and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()

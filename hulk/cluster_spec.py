@@ -87,13 +87,15 @@ import json
 import math
 import numbers
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
+
+from ._io import atomic_write, parse_json, read_json_file
 
 __all__ = [
     "BW_FIT_A",
@@ -250,6 +252,14 @@ def _g(x) -> str:
     return f"{x:g}"
 
 
+def check_printable(text: str, where: str) -> None:
+    """Names are printed in tables and messages: control characters (terminal escape codes,
+    newlines) are rejected rather than printed raw."""
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:
+        raise ValueError(f"{where} = {text!r} contains the control character {bad!r}; names must be printable")
+
+
 def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> dict:
     """Apply rules a and b to one machine's raw attributes; return the machine dict."""
     where = f"machine {i}"
@@ -259,6 +269,12 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
     region = raw.get("region")
     if not isinstance(region, str) or not region.strip():
         raise ValueError(f"{where}: region is required and must be a non-empty string, got {region!r}")
+    check_printable(region, f"{where}: region")
+    name = raw.get("name")
+    if name not in (None, ""):
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: name must be a string, got {type(name).__name__} {name!r}")
+        check_printable(name, f"{where}: name")
     mem = raw.get("memory_gb")
     if mem is None:
         raise ValueError(f"{where}: memory_gb is required")
@@ -317,7 +333,7 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
         raise ValueError(f"{where}: tflops must be finite and > 0, got {tflops!r}")
 
     return {
-        "name": str(raw["name"]) if raw.get("name") not in (None, "") else str(i),
+        "name": raw["name"] if raw.get("name") not in (None, "") else str(i),
         "region": region,
         "lat": None if raw.get("lat") is None else raw["lat"],
         "lon": None if raw.get("lon") is None else raw["lon"],
@@ -567,7 +583,7 @@ class ClusterSpec:
         """The spec as JSON text (schema in the module docstring); also written to ``path`` if given."""
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write(path, text, what="cluster JSON")
         return text
 
     def summary(self) -> str:
@@ -672,10 +688,11 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
         doc = path_or_dict
     elif isinstance(path_or_dict, (str, bytes, os.PathLike)):
         s = os.fsdecode(path_or_dict) if not isinstance(path_or_dict, str) else path_or_dict
-        if isinstance(path_or_dict, str) and s.lstrip().startswith("{"):
-            doc = json.loads(s)
+        # JSON text only when it is not the name of a file: a path may begin with "{" too.
+        if isinstance(path_or_dict, str) and s.lstrip().startswith("{") and not os.path.exists(s):
+            doc = parse_json(s, "cluster JSON text")
         else:
-            doc = json.loads(Path(s).read_text(encoding="utf-8"))
+            doc = read_json_file(s, "cluster file")
     else:
         raise ValueError(f"from_json expects a path, JSON text or a dict, got {type(path_or_dict).__name__}")
     if not isinstance(doc, dict):
