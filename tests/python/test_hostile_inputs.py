@@ -187,8 +187,14 @@ _LIMITED = textwrap.dedent("""
 """)
 
 
+def _same_hulk_env(**extra) -> dict:
+    """Environment for a child Python that imports the same hulk as this test process."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(hulk.__file__)))
+    return dict(os.environ, PYTHONPATH=home, **extra)
+
+
 def _run_limited(call: str, cwd) -> str:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = _same_hulk_env(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", _LIMITED.format(call=call)], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -296,7 +302,7 @@ def test_a_save_over_the_file_size_limit_keeps_the_old_file(tmp_path, setup, cal
     target = tmp_path / "target"
     target.write_bytes(b"the good old file")
     proc = subprocess.run([sys.executable, "-c", _FSIZE.format(setup=setup, call=call), str(target)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=_same_hulk_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "unchanged" in proc.stdout
     assert target.read_bytes() == b"the good old file"
@@ -476,3 +482,34 @@ def test_corrupt_label_cache_names_the_file(tmp_path):
 
 def test_missing_model_file_is_one_line_error(tmp_path, capsys):
     _one_line_error(["plan", "--model", str(tmp_path / "nope.gnn")], capsys, "nope.gnn")
+
+
+# ------------------------------------------------------------------------------------------
+# the import trap
+# ------------------------------------------------------------------------------------------
+
+
+def test_importing_a_checkout_without_its_extension_says_what_to_run(tmp_path):
+    """A copy of the source package without the compiled extension, imported from its folder
+    (what `python -c "import hulk"` in a checkout did after `pip install .`)."""
+    src = os.path.dirname(hulk.__file__)
+    shutil.copytree(src, tmp_path / "hulk", ignore=shutil.ignore_patterns("_core*", "__pycache__"))
+    # -S: no site-packages, so no installed or editable hulk can supply the extension.
+    proc = subprocess.run([sys.executable, "-S", "-c", "import hulk"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "partially initialized" not in proc.stderr
+    assert "compiled extension hulk._core is not in" in last and "pip install -e ." in last, proc.stderr
+
+
+def test_import_from_the_checkout_root_after_the_readme_install():
+    """The README's install (scripts/setup.sh: pip install -e .) builds the extension in place,
+    so `import hulk` works in the checkout root."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.dirname(os.path.abspath(hulk.__file__)) != os.path.join(root, "hulk"):
+        pytest.skip("hulk is not installed editable from this checkout (pip install -e .)")
+    proc = subprocess.run([sys.executable, "-c", "import hulk, sys; print(hulk._core.__file__)"], cwd=root,
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=""))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith(os.path.join(root, "hulk", "_core"))
