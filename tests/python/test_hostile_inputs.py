@@ -513,3 +513,22 @@ def test_import_from_the_checkout_root_after_the_readme_install():
                           capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=""))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().startswith(os.path.join(root, "hulk", "_core"))
+
+
+def test_batched_rule_c_gives_the_per_link_values():
+    """Loading computes rule c once over all links (a full mesh of 1,400 machines has ~1 M);
+    each value must equal the per-link formula."""
+    rng = np.random.default_rng(4)
+    n = 30
+    machines = [{"region": f"R{i % 4}", "memory_gb": 80, "capability": 8.0} for i in range(n)]
+    links = [{"a": i, "b": j, "latency_ms": float(rng.choice([0.0, rng.uniform(0, 400)]))}
+             for i in range(n) for j in range(i + 1, n)]
+    links[5]["bandwidth_gbps"] = 3.5
+    spec = cluster_spec.from_json({"version": cluster_spec.SCHEMA_VERSION, "machines": machines, "links": links})
+    for raw, got in zip(links, spec.links):
+        want = raw.get("bandwidth_gbps", cluster_spec.bandwidth_from_latency(raw["latency_ms"]))
+        assert got["bandwidth_gbps"] == want and got["bandwidth_derived"] == ("bandwidth_gbps" not in raw)
+    assert not any("connected components" in s for s in spec.notes)
+    sparse = cluster_spec.from_json({"version": cluster_spec.SCHEMA_VERSION, "machines": machines[:4],
+                                     "links": [{"a": 0, "b": 1, "latency_ms": 1.0}, {"a": 2, "b": 3, "latency_ms": 1}]})
+    assert any("2 connected components" in s for s in sparse.notes)
