@@ -181,7 +181,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise ValueError(f"--model {args.model!r} has no effect with --classifier heuristic; give one of them")
     if args.model is not None and args.gnn:
         raise ValueError(f"--model {args.model!r} has no effect with --gnn; give one of them")
-    status = Status(enabled=not args.json)
+    status = args.status = Status(enabled=not args.json)
     if args.cluster is not None:
         status(f"loading cluster {args.cluster}")
         spec = _load_cluster(args.cluster)
@@ -222,7 +222,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     plans = []
     for k, name in enumerate(names):
         status(f"planning with {name} ({k + 1}/{len(names)})"
-               + (f", up to {args.time_limit:g} s" if name in ("search", "hulk") else ""))
+               + (f"; search time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
         plans.append(planner_mod.plan(spec, jobs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
                                       max_iterations=args.max_iterations))
     repaired = []
@@ -398,7 +398,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[2:] if argv is None else argv[1:])
     try:
-        return args.func(args)
+        try:
+            return args.func(args)
+        finally:
+            status = getattr(args, "status", None)
+            if status is not None:
+                status.done()  # stops the progress heartbeat, also when the command failed
     except (ValueError, RuntimeError, OSError, TypeError, KeyError) as exc:
         message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
         if sys.stderr.isatty():

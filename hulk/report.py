@@ -151,19 +151,23 @@ def _draw_map(ax, plan, jobs, names, lat, lon) -> None:
         xs[order], ys[order] = lo + dx, la + dy
         ax.annotate(f"{region} ({len(members)})", (lo + dx.max() + 0.8, la), va="center", fontsize=6,
                     color="#333333")
+    shown_lon = lon[np.isfinite(lon)] if np.isfinite(lon).any() else np.array([-180.0, 180.0])
+    centre = float((max(shown_lon.min() - 25, -180) + min(shown_lon.max() + 25, 180)) / 2)
     if unknown:  # machines without coordinates: a row below the map, said so
-        xs[unknown] = np.linspace(-170, 170, len(unknown)) if len(unknown) > 1 else 0.0
-        ys[unknown] = -55.0
-        ax.annotate(f"no coordinates ({len(unknown)} machines)", (0, -50), ha="center", fontsize=6)
+        step = min(2.5, 200.0 / len(unknown))
+        xs[unknown] = centre + step * (np.arange(len(unknown)) - (len(unknown) - 1) / 2)
+        ys[unknown] = -56.0
+        ax.annotate(f"no coordinates ({len(unknown)} machines)", (centre, -51), ha="center", fontsize=6)
     if plan.sequential:  # every machine runs the jobs one after another: no job colour applies
         colours = ["#555555" if a >= 0 else "#bbbbbb" for a in assign.tolist()]
     else:
         colours = [f"C{a}" if a >= 0 else "#bbbbbb" for a in assign.tolist()]
     ax.scatter(xs, ys, c=colours, s=size, linewidths=0.2, edgecolors="black", zorder=2)
-    shown_lon = lon[np.isfinite(lon)] if np.isfinite(lon).any() else np.array([-180.0, 180.0])
     shown_lat = lat[np.isfinite(lat)] if np.isfinite(lat).any() else np.array([-60.0, 80.0])
     x0, x1 = max(shown_lon.min() - 25, -180), min(shown_lon.max() + 25, 180)
-    y0, y1 = max(shown_lat.min() - 20, -60 if not unknown else -60), min(shown_lat.max() + 20, 85)
+    y0, y1 = max(shown_lat.min() - 20, -60), min(shown_lat.max() + 20, 85)
+    if unknown:
+        y0 = -62.0  # room for the row of machines without coordinates
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.set_aspect("equal")

@@ -532,3 +532,92 @@ def test_batched_rule_c_gives_the_per_link_values():
     sparse = cluster_spec.from_json({"version": cluster_spec.SCHEMA_VERSION, "machines": machines[:4],
                                      "links": [{"a": 0, "b": 1, "latency_ms": 1.0}, {"a": 2, "b": 3, "latency_ms": 1}]})
     assert any("2 connected components" in s for s in sparse.notes)
+
+
+# ------------------------------------------------------------------------------------------
+# progress on long work
+# ------------------------------------------------------------------------------------------
+
+
+def test_status_lines_and_heartbeat_while_a_step_runs():
+    import io
+    import threading
+    from hulk._progress import Status
+
+    class Stream(io.StringIO):
+        def __init__(self):
+            super().__init__()
+            self.beat = threading.Event()
+
+        def write(self, text):
+            if "still planning" in text:
+                self.beat.set()
+            return super().write(text)
+
+    out = Stream()
+    status = Status(stream=out, every=0.01)
+    status("loading cluster x.json")
+    status("planning with search (4/5)")
+    assert out.beat.wait(60), out.getvalue()  # the heartbeat names the running step
+    status.done()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("hulk: [") and lines[0].endswith("loading cluster x.json")
+    assert lines[1].endswith("planning with search (4/5)")
+    assert any("still planning with search (4/5)" in ln for ln in lines[2:])
+    n = len(out.getvalue())
+    status("after done")  # done() stopped the heartbeat thread: only this line is added
+    assert out.getvalue()[n:].count("\n") == 1
+
+
+def test_plan_prints_progress_and_the_comparison_before_the_plan_tables(capsys):
+    rc = cli.main(["plan", "--planner", "search", "--jobs", "BERT-large", "--time-limit", "0.05",
+                   "--max-iterations", "20"])
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "planning with search (1/1); search time limit 0.05 s" in captured.err
+    out = captured.out
+    assert "note: rule" not in out and "notes on how the cluster's attributes were derived (--verbose" in out
+    assert out.index("planner ") < out.index("job (s/iteration)") < out.index("== Search ==")
+    cli.main(["plan", "--planner", "search", "--jobs", "BERT-large", "--time-limit", "0.05", "--max-iterations", "20",
+              "--verbose"])
+    assert "note: rule a:" in capsys.readouterr().out
+    cli.main(["plan", "--planner", "search", "--jobs", "BERT-large", "--time-limit", "0.05", "--max-iterations", "20",
+              "--json"])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert any(n.startswith("rule a:") for n in doc["cluster_notes"]) and captured.err == ""
+
+
+# ------------------------------------------------------------------------------------------
+# the figure
+# ------------------------------------------------------------------------------------------
+
+
+def test_machine_locations_of_the_bundled_and_a_generated_cluster():
+    from hulk import report
+    names, lat, lon = report.machine_locations(cluster_spec.hulk47_spec())
+    assert len(names) == 47 and np.isfinite(lat).all() and np.isfinite(lon).all()
+    city = {c["name"]: (c["lat"], c["lon"]) for c in generate.cities()}
+    assert (lat[0], lon[0]) == city[names[0]]
+    c = generate.generate_cluster(40, seed=3)
+    names, lat, lon = report.machine_locations(c)
+    assert names == [c.region_names[r] for r in c.region.tolist()]
+    np.testing.assert_array_equal(lat, c.region_lat[c.region])
+
+
+def test_png_map_with_hulk_and_search_side_by_side(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "plan.png"
+    assert cli.main(["plan", "--jobs", "BERT-large,GPT-2 1.5B", "--time-limit", "0.05", "--max-iterations", "20",
+                     "--png", str(path)]) == 0
+    raw = path.read_bytes()
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", raw[16:24])
+    assert width > 1.5 * height  # two maps side by side above the bars
+    # A machine without coordinates is drawn too (below the map), not dropped.
+    doc = json.loads(cluster_spec.hulk47_spec().to_json())
+    doc["machines"][0]["region"] = "Atlantis"
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    assert cli.main(["plan", "--cluster", str(tmp_path / "c.json"), "--jobs", "BERT-large", "--time-limit", "0.05",
+                     "--max-iterations", "20", "--png", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").stat().st_size > 10_000
