@@ -7,18 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-25}"
 
-packages=(clang libclang-rt-dev libomp-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "run_fuzz: installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/apt_missing.sh
+apt_install_missing clang libomp-dev
+# libFuzzer comes with clang on some releases and in libclang-rt-dev on others (Debian 12).
+probe="$(mktemp -d)"
+echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' >"$probe/p.cpp"
+clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>/dev/null || apt_install_missing libclang-rt-dev
+rm -rf "$probe"
 
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHULK_BUILD_FUZZ=ON \
   -DHULK_SANITIZE=ON -DHULK_CUDA=OFF -DHULK_BUILD_TESTS=OFF -DHULK_BUILD_PYTHON=OFF >/dev/null

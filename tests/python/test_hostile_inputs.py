@@ -17,6 +17,7 @@ import pytest
 
 import hulk
 from hulk import _io, cli, cluster_spec, generate, learn
+from weightfile import parse_model_file, write_model_file
 
 # ------------------------------------------------------------------------------------------
 # helpers
@@ -35,30 +36,13 @@ def _fitted_model(seed=0):
 
 
 def _parse(raw: bytes):
-    (n,) = struct.unpack_from("<I", raw, 12)
-    config = raw[16:16 + n].decode()
-    off = 16 + n
-    (count,) = struct.unpack_from("<I", raw, off)
-    off += 4
-    tensors = []
-    for _ in range(count):
-        (k,) = struct.unpack_from("<I", raw, off)
-        name = raw[off + 4:off + 4 + k].decode()
-        off += 4 + k
-        rows, cols = struct.unpack_from("<qq", raw, off)
-        off += 16
-        tensors.append([name, np.frombuffer(raw, "<f4", rows * cols, off).reshape(rows, cols).copy()])
-        off += 4 * rows * cols
-    return config, tensors
+    """(configuration text, [[name, array], ...]) of a weight file, tensors editable in place."""
+    _, config, tensors = parse_model_file(raw)
+    return config, [list(t) for t in tensors]
 
 
-def _write(config: str, tensors, extra: bytes = b"") -> bytes:
-    out = bytearray(b"HULKGNN\0" + struct.pack("<II", 1, len(config.encode())) + config.encode())
-    out += struct.pack("<I", len(tensors))
-    for name, data in tensors:
-        out += struct.pack("<I", len(name)) + name.encode() + struct.pack("<qq", *data.shape)
-        out += np.ascontiguousarray(data, "<f4").tobytes()
-    return bytes(out) + extra
+def _write(config: str, tensors) -> bytes:
+    return write_model_file(1, config, tensors)
 
 
 @pytest.fixture(scope="module")
