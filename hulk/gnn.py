@@ -211,9 +211,13 @@ class GNN:
     # -- persistence and introspection ---------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> None:
-        """Writes the weights and configuration (format documented in csrc/nn/serialize.cpp)."""
+        """Writes the weights and configuration (format documented in csrc/nn/serialize.cpp)
+        through a temporary file in the same folder and a rename: a failed save leaves the
+        previous file intact."""
         if self._model is None:
             raise RuntimeError("nothing to save: this GNN has not been fitted yet")
+        if not os.fspath(path):
+            raise ValueError("GNN.save: the path is empty")
         self._model.save(os.fspath(path))
 
     @classmethod

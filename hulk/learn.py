@@ -300,9 +300,10 @@ def _label_to_cache(args) -> tuple[int, str]:
     spec, time_limit_s, iterations, max_jobs, path = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     s = label_sample(spec, time_limit_s, iterations, max_jobs)
-    tmp = path + ".tmp.npz"
-    np.savez(tmp, labels=s.labels, search_makespan_s=s.search_makespan_s, search_s=s.search_s)
-    os.replace(tmp, path)
+    import io
+    buf = io.BytesIO()
+    np.savez(buf, labels=s.labels, search_makespan_s=s.search_makespan_s, search_s=s.search_s)
+    atomic_write(path, buf.getvalue(), what="label cache file")
     return spec.index, path
 
 

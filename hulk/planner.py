@@ -70,13 +70,11 @@ def as_cluster_spec(cluster):
 
 
 def _peek_json(path):
-    import json
-    import os
-    try:
-        with open(os.fsdecode(path), encoding="utf-8") as f:
-            return json.load(f)
+    from ._io import read_json_file
+    try:  # bounded and strict: /dev/zero or a FIFO is refused, not read without end
+        return read_json_file(path, "cluster file")
     except (OSError, ValueError):
-        return None
+        return None  # from_json below reports the problem
 
 
 def as_model_specs(jobs: Iterable) -> list:
