@@ -619,3 +619,44 @@ def test_png_map_with_hulk_and_search_side_by_side(tmp_path):
     assert cli.main(["plan", "--cluster", str(tmp_path / "c.json"), "--jobs", "BERT-large", "--time-limit", "0.05",
                      "--max-iterations", "20", "--png", str(tmp_path / "c.png")]) == 0
     assert (tmp_path / "c.png").stat().st_size > 10_000
+
+
+_SAVE_FOREVER = textwrap.dedent("""
+    import sys
+    from hulk import generate, learn
+    what, path = sys.argv[1], sys.argv[2]
+    if what == "cluster":
+        obj = generate.generate_cluster(3000, seed=9)
+        save = lambda: obj.to_json(path)
+    else:
+        obj = learn.default_planner().gnn
+        save = lambda: obj.save(path)
+    save()
+    print("saved once", flush=True)
+    while True:
+        save()
+""")
+
+
+@pytest.mark.parametrize("what", ["cluster", "weights"])
+def test_sigkill_during_repeated_saves_leaves_a_complete_file(tmp_path, what):
+    """Whenever SIGKILL lands (here: while the child rewrites the file in a loop), the file is
+    a complete old or new version, never a truncated one. (Without atomic saves this fails
+    when the kill lands between truncating and finishing the write: often, not always.)"""
+    import signal
+    path = tmp_path / "target"
+    child = subprocess.Popen([sys.executable, "-c", _SAVE_FOREVER, what, str(path)], stdout=subprocess.PIPE,
+                             text=True, env=_same_hulk_env(OMP_NUM_THREADS="1"))
+    try:
+        assert child.stdout.readline().strip() == "saved once"
+        good = path.read_bytes()
+        child.send_signal(signal.SIGKILL)  # lands somewhere in a later save of the loop
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert path.read_bytes() == good  # every save writes the same bytes; a partial one would differ
+    if what == "cluster":
+        assert len(generate.RegionalCluster.from_json(path)) == 3000
+    else:
+        hulk.GNN.load(path)
