@@ -12,6 +12,8 @@ from setuptools import setup
 
 setup(
     cmake_source_dir=".",  # activates the scikit-build-core plugin: CMakeLists.txt is at the top
-    packages=["hulk"],
-    package_data={"hulk": ["data/*.json", "data/hulk47/*", "data/planner/*"]},
+    # The data folders are listed as packages so that setuptools ships them as data, not as
+    # "namespace packages it would ignore".
+    packages=["hulk", "hulk.data", "hulk.data.hulk47", "hulk.data.planner"],
+    package_data={"hulk.data": ["*.json"], "hulk.data.hulk47": ["*"], "hulk.data.planner": ["*"]},
 )
