@@ -16,7 +16,23 @@ Quick start::
     model.predict(g)
 """
 
-from . import _core, datasets
+try:
+    from . import _core
+except ImportError as _exc:  # the source folder of a checkout without its compiled extension
+    import os as _os
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    # "cannot import name '_core' from partially initialized module" says nothing useful;
+    # any other failure (a library the extension needs is missing, ...) is kept.
+    _detail = "" if "cannot import name '_core'" in str(_exc) else f" ({_exc})"
+    raise ImportError(
+        f"hulk's compiled extension hulk._core is not in {_here}{_detail}. This is the source folder of a "
+        "checkout, imported instead of an installed hulk because the current directory comes first on "
+        "sys.path. Either build the extension in place with `pip install -e .` in the checkout (the README's "
+        "scripts do), or run Python from another directory to use a `pip install .` installation."
+    ) from None
+
+from . import datasets
 from ._device import cuda_available, cuda_simulated, cuda_unavailable_reason, get_num_threads, set_num_threads
 from .gnn import GNN
 from .graph import Graph

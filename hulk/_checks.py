@@ -8,6 +8,8 @@ import numpy as np
 def _as_float(value, name: str, what: str) -> np.ndarray:
     # float32 input passes through without a float64 round trip (large feature matrices).
     arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 else None
+    if arr is None and np.iscomplexobj(value):
+        raise ValueError(f"{name}: expected real numbers, got complex values (the imaginary part would be lost)")
     if arr is None:
         try:
             arr = np.asarray(value, dtype=np.float64)
@@ -58,6 +60,12 @@ def as_labels(value, name: str, length: int, num_classes: int | None = None) -> 
             raise ValueError(f"{name}: expected integer class ids, got non-integer values")
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"{name}: expected integer class ids, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        i = int(np.argmax(arr))
+        raise ValueError(f"{name}[{i}] = {arr[i]} is not a class id (it would wrap to a negative int64)")
+    if arr.dtype.kind == "f" and arr.size and np.abs(arr).max() >= 2.0**63:
+        i = int(np.argmax(np.abs(arr)))
+        raise ValueError(f"{name}[{i}] = {arr[i]} is not a class id (out of the int64 range)")
     arr = arr.astype(np.int64)
     low = arr < -1
     if low.any():

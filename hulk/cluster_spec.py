@@ -87,13 +87,15 @@ import json
 import math
 import numbers
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
+
+from ._io import atomic_write, parse_json, read_json_file
 
 __all__ = [
     "BW_FIT_A",
@@ -205,6 +207,9 @@ def bandwidth_from_latency(latency_ms):
 
 
 def _is_num(x) -> bool:
+    t = type(x)
+    if t is float or t is int:  # the common case, without the slow ABC check (1 M links per file)
+        return True
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
@@ -250,6 +255,14 @@ def _g(x) -> str:
     return f"{x:g}"
 
 
+def check_printable(text: str, where: str) -> None:
+    """Names are printed in tables and messages: control characters (terminal escape codes,
+    newlines) are rejected rather than printed raw."""
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:
+        raise ValueError(f"{where} = {text!r} contains the control character {bad!r}; names must be printable")
+
+
 def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> dict:
     """Apply rules a and b to one machine's raw attributes; return the machine dict."""
     where = f"machine {i}"
@@ -259,6 +272,12 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
     region = raw.get("region")
     if not isinstance(region, str) or not region.strip():
         raise ValueError(f"{where}: region is required and must be a non-empty string, got {region!r}")
+    check_printable(region, f"{where}: region")
+    name = raw.get("name")
+    if name not in (None, ""):
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: name must be a string, got {type(name).__name__} {name!r}")
+        check_printable(name, f"{where}: name")
     mem = raw.get("memory_gb")
     if mem is None:
         raise ValueError(f"{where}: memory_gb is required")
@@ -317,7 +336,7 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
         raise ValueError(f"{where}: tflops must be finite and > 0, got {tflops!r}")
 
     return {
-        "name": str(raw["name"]) if raw.get("name") not in (None, "") else str(i),
+        "name": raw["name"] if raw.get("name") not in (None, "") else str(i),
         "region": region,
         "lat": None if raw.get("lat") is None else raw["lat"],
         "lon": None if raw.get("lon") is None else raw["lon"],
@@ -329,21 +348,37 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
     }
 
 
-def _resolve_link(raw: dict, j: int, notes: _Notes) -> dict:
-    where = f"link {j} ({raw.get('a')!r}-{raw.get('b')!r})"
+def _resolve_links(raw_links: list, notes: _Notes, first_index: int = 0) -> list:
+    """_resolve_link for many links, with rule c computed once over all derived bandwidths
+    (one numpy call instead of one per link: a full mesh has a million links)."""
+    rule_c = _rule_c_note()
+    links = [_resolve_link(l, first_index + j, notes, derive=False, rule_c=rule_c) for j, l in enumerate(raw_links)]
+    todo = [k for k, l in enumerate(links) if l["bandwidth_gbps"] is None]
+    if todo:
+        bw = bandwidth_from_latency(np.array([links[k]["latency_ms"] for k in todo], dtype=np.float64))
+        for k, v in zip(todo, np.atleast_1d(bw).tolist()):
+            links[k]["bandwidth_gbps"] = v
+    return links
+
+
+def _rule_c_note() -> str:
+    return (f"rule c: bandwidth_gbps = clamp({BW_FIT_A:.5f} x latency_ms^-{BW_FIT_K:.5f}, "
+            f"{_g(BW_MIN_GBPS)}, {_g(BW_MAX_GBPS)}) (power law fitted to DT-FM regional_us measured pairs)")
+
+
+def _resolve_link(raw: dict, j: int, notes: _Notes, derive: bool = True, rule_c: str | None = None) -> dict:
     lat = raw.get("latency_ms")
-    if lat is None:
-        raise ValueError(f"{where}: latency_ms is required")
-    if not _is_num(lat) or not math.isfinite(lat) or lat < 0:
+    if lat is None or not _is_num(lat) or not math.isfinite(lat) or lat < 0:
+        where = f"link {j} ({raw.get('a')!r}-{raw.get('b')!r})"
+        if lat is None:
+            raise ValueError(f"{where}: latency_ms is required")
         raise ValueError(f"{where}: latency_ms must be finite and >= 0, got {lat!r}")
     bw = raw.get("bandwidth_gbps")
     derived = raw.get("bandwidth_derived")
     if bw is None:
-        bw = bandwidth_from_latency(float(lat))
+        bw = bandwidth_from_latency(float(lat)) if derive else None  # None: filled in by _resolve_links
         derived = True
-        notes.add(f"rule c: bandwidth_gbps = clamp({BW_FIT_A:.5f} x latency_ms^-{BW_FIT_K:.5f}, "
-                  f"{_g(BW_MIN_GBPS)}, {_g(BW_MAX_GBPS)}) (power law fitted to DT-FM regional_us measured pairs)",
-                  "links", j)
+        notes.add(rule_c or _rule_c_note(), "links", j)
     elif derived is None:
         derived = False
     return {"a": raw.get("a"), "b": raw.get("b"), "latency_ms": float(lat),
@@ -361,6 +396,8 @@ def _missing_note(n: int, links: list, rule: str) -> list:
         else:
             out.append(f"rule d: {missing} of {pairs} machine pairs have no direct link; missing_links='forbid': "
                        f"plans that need such a pair are infeasible")
+    if missing == 0:  # every pair linked (links are validated unique pairs): one component
+        return out
     G = nx.Graph()
     G.add_nodes_from(range(n))
     G.add_edges_from((l["a"], l["b"]) for l in links)
@@ -435,32 +472,37 @@ class ClusterSpec:
                     raise ValueError(f"{where}: {e}") from None
         n = len(self.machines)
         seen = {}
+        link_keys = set(_LINK_KEYS)
+        isfinite = math.isfinite
         for j, l in enumerate(self.links):
-            if not isinstance(l, dict):
+            if type(l) is not dict and not isinstance(l, dict):
                 raise ValueError(f"link {j}: expected a dict, got {type(l).__name__}")
-            extra = set(l) - set(_LINK_KEYS)
-            missing = [k for k in _LINK_KEYS if k not in l]
-            if extra or missing:
+            if l.keys() != link_keys:
+                extra = set(l) - link_keys
+                missing = [k for k in _LINK_KEYS if k not in l]
                 raise ValueError(f"link {j}: keys must be {list(_LINK_KEYS)}; unknown {sorted(extra)}, missing {missing}")
             a, b = l["a"], l["b"]
-            where = f"link {j} ({a!r}-{b!r})"
-            for end in (a, b):
-                if not isinstance(end, numbers.Integral) or isinstance(end, bool) or not 0 <= end < n:
-                    raise ValueError(f"{where}: unknown machine index {end!r} (the cluster has machines 0..{n - 1})")
+            if not (type(a) is int and type(b) is int and 0 <= a < n and 0 <= b < n):  # fast path first
+                where = f"link {j} ({a!r}-{b!r})"
+                for end in (a, b):
+                    if not isinstance(end, numbers.Integral) or isinstance(end, bool) or not 0 <= end < n:
+                        raise ValueError(f"{where}: unknown machine index {end!r} (the cluster has machines "
+                                         f"0..{n - 1})")
             if a == b:
-                raise ValueError(f"{where}: self loop on machine {a}")
-            pair = (min(a, b), max(a, b))
+                raise ValueError(f"link {j} ({a!r}-{b!r}): self loop on machine {a}")
+            pair = (a, b) if a < b else (b, a)
             if pair in seen:
-                raise ValueError(f"{where}: duplicate link between machines {pair[0]} and {pair[1]} "
+                raise ValueError(f"link {j} ({a!r}-{b!r}): duplicate link between machines {pair[0]} and {pair[1]} "
                                  f"(also link {seen[pair]})")
             seen[pair] = j
             lat, bw = l["latency_ms"], l["bandwidth_gbps"]
-            if not _is_num(lat) or not math.isfinite(lat) or lat < 0:
-                raise ValueError(f"{where}: latency_ms must be finite and >= 0, got {lat!r}")
-            if not _is_num(bw) or not math.isfinite(bw) or bw <= 0:
-                raise ValueError(f"{where}: bandwidth_gbps must be finite and > 0, got {bw!r}")
-            if not isinstance(l["bandwidth_derived"], bool):
-                raise ValueError(f"{where}: bandwidth_derived must be a bool, got {l['bandwidth_derived']!r}")
+            if not _is_num(lat) or not isfinite(lat) or lat < 0:
+                raise ValueError(f"link {j} ({a!r}-{b!r}): latency_ms must be finite and >= 0, got {lat!r}")
+            if not _is_num(bw) or not isfinite(bw) or bw <= 0:
+                raise ValueError(f"link {j} ({a!r}-{b!r}): bandwidth_gbps must be finite and > 0, got {bw!r}")
+            if type(l["bandwidth_derived"]) is not bool:
+                raise ValueError(f"link {j} ({a!r}-{b!r}): bandwidth_derived must be a bool, "
+                                 f"got {l['bandwidth_derived']!r}")
 
     # -- views -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -567,7 +609,7 @@ class ClusterSpec:
         """The spec as JSON text (schema in the module docstring); also written to ``path`` if given."""
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write(path, text, what="cluster JSON")
         return text
 
     def summary(self) -> str:
@@ -615,7 +657,7 @@ def _build(raw_machines, raw_links, missing_links, utilisation, notes=()):
         raise ValueError("empty cluster: no machines")
     col = _Notes(notes)
     machines = [_resolve_machine(m, i, utilisation, col) for i, m in enumerate(raw_machines)]
-    links = [_resolve_link(l, j, col) for j, l in enumerate(raw_links)]
+    links = _resolve_links(raw_links, col)
     spec = ClusterSpec(machines=machines, links=links, missing_links=missing_links, notes=[])
     out = col.result()
     for s in _missing_note(len(machines), links, missing_links):
@@ -672,10 +714,11 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
         doc = path_or_dict
     elif isinstance(path_or_dict, (str, bytes, os.PathLike)):
         s = os.fsdecode(path_or_dict) if not isinstance(path_or_dict, str) else path_or_dict
-        if isinstance(path_or_dict, str) and s.lstrip().startswith("{"):
-            doc = json.loads(s)
+        # JSON text only when it is not the name of a file: a path may begin with "{" too.
+        if isinstance(path_or_dict, str) and s.lstrip().startswith("{") and not os.path.exists(s):
+            doc = parse_json(s, "cluster JSON text")
         else:
-            doc = json.loads(Path(s).read_text(encoding="utf-8"))
+            doc = read_json_file(s, "cluster file")
     else:
         raise ValueError(f"from_json expects a path, JSON text or a dict, got {type(path_or_dict).__name__}")
     if not isinstance(doc, dict):

@@ -79,6 +79,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cluster_spec
+from ._io import atomic_write, parse_json, read_json_file
 
 __all__ = [
     "ACCESS_MS_HIGH",
@@ -345,6 +346,7 @@ class RegionalCluster:
         for k, s in enumerate(names):
             if not isinstance(s, str) or not s.strip():
                 raise ValueError(f"{field_name}[{k}] must be a non-empty string, got {s!r}")
+            cluster_spec.check_printable(s, f"{field_name}[{k}]")
             if s in seen:
                 raise ValueError(f"{field_name}[{k}]: duplicate name {s!r}")
             seen.add(s)
@@ -520,17 +522,18 @@ class RegionalCluster:
         """The cluster as JSON text; also written to ``path`` if given."""
         text = json.dumps(self.to_dict(), allow_nan=False, separators=(",", ":")) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write(path, text, what="regional cluster JSON")
         return text
 
     @classmethod
     def from_json(cls, path_or_text) -> "RegionalCluster":
         """Read a cluster from a JSON file path or JSON text."""
-        if isinstance(path_or_text, str) and path_or_text.lstrip().startswith("{"):
-            return cls.from_dict(json.loads(path_or_text))
+        if (isinstance(path_or_text, str) and path_or_text.lstrip().startswith("{")
+                and not os.path.exists(path_or_text)):  # a file name may begin with "{" too
+            return cls.from_dict(parse_json(path_or_text, "regional cluster JSON text"))
         if not isinstance(path_or_text, (str, os.PathLike)):
             raise ValueError(f"from_json expects a path or JSON text, got {type(path_or_text).__name__}")
-        return cls.from_dict(json.loads(Path(path_or_text).read_text(encoding="utf-8")))
+        return cls.from_dict(read_json_file(path_or_text, "regional cluster file"))
 
     def summary(self) -> str:
         """A few lines: size, regions, GPU mix, totals, missing region pairs."""

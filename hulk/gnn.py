@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from typing import Callable, Mapping, Sequence
 
@@ -56,7 +57,7 @@ class GNN:
             raise ValueError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
         if pooling not in ("sum", "mean"):
             raise ValueError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -101,7 +102,7 @@ class GNN:
                 raise ValueError(f"{name} must be a {'positive' if name == 'epochs' else 'non-negative'} "
                                  f"integer, got {value!r}")
         for name, value in (("lr", lr), ("weight_decay", weight_decay)):
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0 or (
                     name == "lr" and value == 0):
                 raise ValueError(f"{name} must be a {'positive' if name == 'lr' else 'non-negative'} number, "
                                  f"got {value!r}")
@@ -220,9 +221,13 @@ class GNN:
     # -- persistence and introspection ---------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> None:
-        """Writes the weights and configuration (format documented in csrc/nn/serialize.cpp)."""
+        """Writes the weights and configuration (format documented in csrc/nn/serialize.cpp)
+        through a temporary file in the same folder and a rename: a failed save leaves the
+        previous file intact."""
         if self._model is None:
             raise RuntimeError("nothing to save: this GNN has not been fitted yet")
+        if not os.fspath(path):
+            raise ValueError("GNN.save: the path is empty")
         self._model.save(os.fspath(path))
 
     @classmethod

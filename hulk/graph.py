@@ -11,6 +11,10 @@ from . import _core
 from ._checks import as_matrix, as_vector
 
 
+MAX_NODES = 1 << 24  # 16.8 M nodes: the CSR structures alone then take about 0.5 GB
+MAX_EDGES = 1 << 30
+
+
 class Graph:
     """A graph with node features ``x`` [N, F] and edge features ``e`` [M, Fe].
 
@@ -41,6 +45,9 @@ class Graph:
                  node_attrs: Sequence[str] = (), edge_attrs: Sequence[str] = ()):
         if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or num_nodes <= 0:
             raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+        if num_nodes > MAX_NODES:
+            raise ValueError(f"num_nodes = {num_nodes} is more than the {MAX_NODES} nodes a graph may have "
+                             f"(each node costs memory in several CSR structures)")
         num_nodes = int(num_nodes)
         edge_arr = np.asarray(edges)
         if edge_arr.shape in ((0,), (0, 2)):  # [] arrives as float64; an empty list has no dtype to check
@@ -51,6 +58,8 @@ class Graph:
             raise ValueError(f"edges: expected integer node ids, got dtype {edge_arr.dtype}")
         edge_arr = edge_arr.astype(np.int64)
         m = edge_arr.shape[0]
+        if m > MAX_EDGES:
+            raise ValueError(f"edges: {m} edges is more than the {MAX_EDGES} a graph may have")
         x = np.zeros((num_nodes, 0), np.float32) if node_features is None else as_matrix(
             node_features, "node_features", num_nodes)
         e = np.zeros((m, 0), np.float32) if edge_features is None else as_matrix(edge_features, "edge_features", m)

@@ -50,6 +50,7 @@ import concurrent.futures as cf
 import hashlib
 import json
 import math
+import numbers
 import multiprocessing
 import os
 import sys
@@ -60,12 +61,14 @@ from pathlib import Path
 import numpy as np
 
 from . import cluster_spec, generate, models
+from ._io import atomic_write, check_input_path, read_json_file
 from ._progress import Progress
 from .gnn import GNN
 from .graph import Graph
 
 MAX_JOBS = 6
 MEMORY_HEADROOM = 0.6
+MAX_SAMPLES = 100_000  # a data set larger than this would take days to label
 FORMAT_VERSION = "hulk-learned-planner/1"
 _DATASET_VERSION = 3  # bump when labels or generation change, so caches are not reused
 
@@ -74,6 +77,14 @@ _JOB_FEATURES = ("present", "log10_need_bytes", "log10_flops_per_iteration", "lo
 _MACHINE_FEATURES = ("log2_memory_gb", "log2_tflops", "log2_gpus", "x", "y", "z", "access_ms",
                      "tflops_rank", "memory_rank", "log2_tflops_over_max", "log2_machines",
                      "log2_memory_over_need")
+
+
+def _is_int(v) -> bool:  # Python and numpy integers, not bools
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v) -> bool:  # Python and numpy reals (np.float32 included), not bools
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 def node_feature_names(max_jobs: int = MAX_JOBS) -> list[str]:
@@ -233,7 +244,7 @@ class SampleSpec:
 def sample_specs(count: int, seed: int = 0, sizes=(16, 300), max_jobs: int = MAX_JOBS) -> list[SampleSpec]:
     """``count`` problem instances, deterministic in ``seed`` (see the module docstring)."""
     lo, hi = sizes
-    if not (isinstance(lo, int) and isinstance(hi, int) and 2 <= lo <= hi):
+    if not (_is_int(lo) and _is_int(hi) and 2 <= lo <= hi):
         raise ValueError(f"sizes must be two integers 2 <= lo <= hi, got {sizes!r}")
     out = []
     for i in range(count):
@@ -289,9 +300,10 @@ def _label_to_cache(args) -> tuple[int, str]:
     spec, time_limit_s, iterations, max_jobs, path = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     s = label_sample(spec, time_limit_s, iterations, max_jobs)
-    tmp = path + ".tmp.npz"
-    np.savez(tmp, labels=s.labels, search_makespan_s=s.search_makespan_s, search_s=s.search_s)
-    os.replace(tmp, path)
+    import io
+    buf = io.BytesIO()
+    np.savez(buf, labels=s.labels, search_makespan_s=s.search_makespan_s, search_s=s.search_s)
+    atomic_write(path, buf.getvalue(), what="label cache file")
     return spec.index, path
 
 
@@ -304,12 +316,16 @@ def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: fl
                  progress: bool = True) -> list[Sample]:
     """Generates ``count`` instances and labels them with the search planner, in ``workers``
     processes (default: the CPU count), caching each label file in ``cache_dir``."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if not _is_int(count) or count < 1:
         raise ValueError(f"count must be a positive integer, got {count!r}")
-    if not (isinstance(time_limit_s, (int, float)) and math.isfinite(time_limit_s) and time_limit_s > 0):
+    if not (_is_real(time_limit_s) and math.isfinite(time_limit_s) and time_limit_s > 0):
         raise ValueError(f"time_limit_s must be a positive number of seconds, got {time_limit_s!r}")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
+    if not _is_int(iterations) or iterations < 0:
         raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+    if count > MAX_SAMPLES:
+        raise ValueError(f"count = {count} is more than the {MAX_SAMPLES} samples a data set may have")
+    if workers is not None and (not _is_int(workers) or workers < 1):
+        raise ValueError(f"workers must be a positive integer (or None for the CPU count), got {workers!r}")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     specs = sample_specs(count, seed, sizes, max_jobs)
@@ -328,11 +344,30 @@ def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: fl
             with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
                 for _ in pool.map(_label_to_cache, jobs_args):
                     bar.update()
-    out = []
-    for s in specs:
-        with np.load(paths[s.index]) as f:
-            out.append(Sample(s, f["labels"], float(f["search_makespan_s"]), float(f["search_s"])))
-    return out
+    return [_load_cached_sample(s, paths[s.index], max_jobs) for s in specs]
+
+
+def _load_cached_sample(spec: SampleSpec, path: str, max_jobs: int) -> Sample:
+    """One cached label file, checked against the sample it belongs to; errors name the file."""
+    def bad(why: str):
+        return ValueError(f"label cache file {path!r}: {why}; delete it to relabel the sample")
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            missing = {"labels", "search_makespan_s", "search_s"} - set(f.files)
+            if missing:
+                raise bad(f"missing {sorted(missing)}")
+            labels, makespan, seconds = f["labels"], f["search_makespan_s"], f["search_s"]
+    except (OSError, ValueError, EOFError, KeyError) as exc:
+        if isinstance(exc, ValueError) and str(exc).startswith("label cache file"):
+            raise
+        raise bad(f"unreadable ({exc})") from None
+    if labels.dtype.kind not in "iu" or labels.shape != (spec.n,):
+        raise bad(f"labels have dtype {labels.dtype} and shape {labels.shape}, expected int64 ({spec.n},)")
+    if labels.size and (labels.min() < -1 or labels.max() > max_jobs):
+        raise bad(f"labels outside [-1, {max_jobs}]")
+    if makespan.shape != () or seconds.shape != () or not (np.isfinite(makespan) and np.isfinite(seconds)):
+        raise bad("search_makespan_s and search_s must be finite scalars")
+    return Sample(spec, labels.astype(np.int64), float(makespan), float(seconds))
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,27 +398,44 @@ class LearnedPlanner:
         return decode_groups(proba, _machines_of(cluster).memory_gb * 1e9, job_specs)
 
     def save(self, path) -> None:
-        """Writes the weights to ``path`` and the encoding to ``path + '.json'``."""
+        """Writes the weights to ``path`` and the encoding to ``path + '.json'``.
+
+        Both go to temporary files in the same folder first and are renamed into place only
+        when both are complete. The encoding records the SHA-256 of the weights it belongs to,
+        so a save killed between the two renames leaves a pair that :meth:`load` rejects by
+        name instead of pairing new weights with an old encoding silently."""
         path = os.fspath(path)
-        self.gnn.save(path)
-        meta = dict(version=FORMAT_VERSION, max_jobs=self.max_jobs, k_local=self.k_local, k_remote=self.k_remote,
-                    node_features=node_feature_names(self.max_jobs), edge_features=list(EDGE_FEATURES), info=self.info)
-        Path(path + ".json").write_text(json.dumps(meta, indent=1) + "\n")
+        if not path:
+            raise ValueError("LearnedPlanner.save: the path is empty")
+        folder = os.path.dirname(os.path.abspath(path))
+        import tempfile
+        fd, tmp_weights = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp-", dir=folder)
+        os.close(fd)
+        try:
+            self.gnn.save(tmp_weights)  # itself written through a temporary file
+            digest = hashlib.sha256(Path(tmp_weights).read_bytes()).hexdigest()
+            meta = dict(version=FORMAT_VERSION, max_jobs=self.max_jobs, k_local=self.k_local, k_remote=self.k_remote,
+                        node_features=node_feature_names(self.max_jobs), edge_features=list(EDGE_FEATURES),
+                        weights_sha256=digest, info=self.info)
+            text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
+            os.replace(tmp_weights, path)
+        except BaseException:
+            if os.path.exists(tmp_weights):
+                os.unlink(tmp_weights)
+            raise
+        atomic_write(path + ".json", text, what="learned-planner encoding")
 
     @classmethod
     def load(cls, path, device: str = "cpu") -> "LearnedPlanner":
-        path = os.fspath(path)
+        path = check_input_path(path, "learned planner model")
         meta_path = path + ".json"
         if not os.path.isfile(meta_path):
             raise FileNotFoundError(f"no encoding file {meta_path!r} beside the model (written by LearnedPlanner.save)")
-        meta = json.loads(Path(meta_path).read_text())
-        if meta.get("version") != FORMAT_VERSION:
-            raise ValueError(f"{meta_path}: version must be {FORMAT_VERSION!r}, got {meta.get('version')!r}")
-        expected = node_feature_names(meta["max_jobs"])
-        if meta.get("node_features") != expected or meta.get("edge_features") != list(EDGE_FEATURES):
-            raise ValueError(f"{meta_path}: the model was trained on other features than this version of hulk "
-                             f"computes ({len(meta.get('node_features', []))} node features, expected "
-                             f"{len(expected)}); retrain it with `hulk train`")
+        meta = _check_encoding(read_json_file(meta_path, "learned-planner encoding", max_bytes=1 << 20), meta_path)
+        digest = meta.get("weights_sha256")
+        if digest is not None and hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+            raise ValueError(f"{path}: these weights are not the ones {meta_path} was saved with (weights_sha256 "
+                             f"differs; an interrupted or mixed save?); save the planner again")
         gnn = GNN.load(path, device=device)
         if gnn.config["num_classes"] != meta["max_jobs"] + 1:
             raise ValueError(f"{path}: the model has {gnn.config['num_classes']} classes, the encoding expects "
@@ -392,6 +444,42 @@ class LearnedPlanner:
 
     def __repr__(self) -> str:
         return f"hulk.LearnedPlanner({self.max_jobs} job slots, {self.gnn!r})"
+
+
+MAX_JOB_SLOTS = 64        # bounds of an encoding file's max_jobs
+MAX_SAMPLED_NEIGHBOURS = 256  # and of k_local, k_remote (links sampled per machine)
+_ENCODING_KEYS = {"version": str, "max_jobs": int, "k_local": int, "k_remote": int, "node_features": list,
+                  "edge_features": list, "weights_sha256": str, "info": dict}
+_OPTIONAL_ENCODING_KEYS = ("weights_sha256", "info")
+
+
+def _check_encoding(meta, meta_path: str) -> dict:
+    """Every key of an encoding file present (but the optional ones), of its type and in range."""
+    if not isinstance(meta, dict):
+        raise ValueError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
+    unknown = sorted(set(meta) - set(_ENCODING_KEYS))
+    if unknown:
+        raise ValueError(f"{meta_path}: unknown keys {unknown}; allowed: {sorted(_ENCODING_KEYS)}")
+    for key, kind in _ENCODING_KEYS.items():
+        if key not in meta:
+            if key in _OPTIONAL_ENCODING_KEYS:
+                continue
+            raise ValueError(f"{meta_path}: key {key!r} is missing")
+        v = meta[key]
+        if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+            raise ValueError(f"{meta_path}: {key} must be of type {kind.__name__}, got {v!r}")
+    if meta["version"] != FORMAT_VERSION:
+        raise ValueError(f"{meta_path}: version must be {FORMAT_VERSION!r}, got {meta['version']!r}")
+    for key, lo, hi in (("max_jobs", 1, MAX_JOB_SLOTS), ("k_local", 0, MAX_SAMPLED_NEIGHBOURS),
+                        ("k_remote", 0, MAX_SAMPLED_NEIGHBOURS)):
+        if not lo <= meta[key] <= hi:
+            raise ValueError(f"{meta_path}: {key} = {meta[key]} is out of range [{lo}, {hi}]")
+    expected = node_feature_names(meta["max_jobs"])
+    if meta["node_features"] != expected or meta["edge_features"] != list(EDGE_FEATURES):
+        raise ValueError(f"{meta_path}: the model was trained on other features than this version of hulk "
+                         f"computes ({len(meta['node_features'])} node features, expected "
+                         f"{len(expected)}); retrain it with `hulk train`")
+    return meta
 
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "data" / "planner" / "hulk-planner.gnn"
@@ -420,7 +508,7 @@ def train(samples: list, *, hidden=(64, 64, 64), epochs: int = 40, batch_graphs:
     if len(usable) < 2:
         raise ValueError(f"need at least 2 samples with labels, got {len(usable)} of {len(samples)}")
     for name, v in (("epochs", epochs), ("batch_graphs", batch_graphs)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if not _is_int(v) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")

@@ -16,6 +16,7 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from typing import Iterable, Sequence
 
@@ -25,6 +26,7 @@ import numpy as np
 from . import _core, cluster_spec, generate, models
 
 PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
+MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a search time limit of at most a week
 PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all machines)",
                   "c": "System C (Megatron TP, all machines)", "search": "Search",
                   "hulk": "Hulk (Algorithm 1)", "table2": "Paper Table 2",
@@ -68,13 +70,11 @@ def as_cluster_spec(cluster):
 
 
 def _peek_json(path):
-    import json
-    import os
-    try:
-        with open(os.fsdecode(path), encoding="utf-8") as f:
-            return json.load(f)
+    from ._io import read_json_file
+    try:  # bounded and strict: /dev/zero or a FIFO is refused, not read without end
+        return read_json_file(path, "cluster file")
     except (OSError, ValueError):
-        return None
+        return None  # from_json below reports the problem
 
 
 def as_model_specs(jobs: Iterable) -> list:
@@ -128,7 +128,7 @@ class Plan:
         """The plan repaired after ``machine`` fails (indices above it shift down by one);
         ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time."""
         n = len(self.cluster)
-        if isinstance(machine, bool) or not isinstance(machine, int) or not 0 <= machine < n:
+        if isinstance(machine, bool) or not isinstance(machine, numbers.Integral) or not 0 <= machine < n:
             raise ValueError(f"machine must be an index in [0, {n}), got {machine!r}")
         core_plan, core_cluster, moved, seconds = _core.repair_without(self._cluster, self._plan, machine)
         return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
@@ -208,12 +208,12 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     t0 = time.perf_counter()
     if planner not in PLANNERS:
         raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
-    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, (int, float)) or \
-            not (math.isfinite(time_limit_s) and time_limit_s > 0):
-        raise ValueError(f"time_limit_s must be a positive finite number of seconds, got {time_limit_s!r}")
+    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, numbers.Real) or \
+            not (math.isfinite(time_limit_s) and 0 < time_limit_s <= MAX_TIME_LIMIT_S):
+        raise ValueError(f"time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {time_limit_s!r}")
     for name, v in (("seed", seed), ("max_iterations", max_iterations), ("refine_iterations", refine_iterations)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 2**63 - 1:
+            raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {v!r}")
     spec = as_cluster_spec(cluster)
     job_specs = as_model_specs(jobs)
     core_cluster = _core_cluster(spec)

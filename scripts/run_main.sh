@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cd /tmp && hulk plan "$@"
+hulk plan "$@"

@@ -1,24 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything hulk needs on a fresh Debian/Ubuntu machine, then the package itself.
 # System: a C++17 compiler, CMake, Ninja, OpenBLAS, GoogleTest. Python: numpy, networkx,
-# pytest, scipy (pulled in by `pip install .[test]`). nvcc is optional: when it is on PATH
+# pytest, scipy (pulled in by `pip install -e .[test]`). nvcc is optional: when it is on PATH
 # the CUDA backend is compiled too (HULK_CUDA=AUTO|ON|OFF overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake ninja-build pkg-config libopenblas-dev libgtest-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "setup: installing system packages: ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/apt_missing.sh
+apt_install_missing g++ cmake ninja-build pkg-config libopenblas-dev libgtest-dev
 
 python3 -m pip install -q --upgrade pip >/dev/null
-echo "setup: building and installing hulk (C++ core, pybind11 extension)"
-python3 -m pip install -q ".[test]"
+echo "setup: building and installing hulk (C++ core, pybind11 extension), editable: the extension is"
+echo "       built into hulk/ here, so \`import hulk\` works in this checkout and anywhere else"
+python3 -m pip install -q -e ".[test]"

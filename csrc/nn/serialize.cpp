@@ -10,11 +10,32 @@
 // "classifier.bias") and, when fitted, the feature scaler ("scaler.x_mean", ...). Adam
 // moments are not stored: a loaded model predicts identically; training it again starts
 // the optimiser afresh.
+//
+// Loading trusts nothing in the file. The configuration must hold each known key exactly
+// once, with a well-formed value inside the limits below (no sign on the seed, no extra
+// keys). The parameter bytes the configuration implies must fit in the bytes left in the
+// file before the model is built, so a header of a few hundred bytes cannot make the
+// process allocate gigabytes. Every tensor must be one the configuration expects, appear
+// once, have exactly the expected shape and hold finite values; the scaler comes as all four
+// arrays or none, with positive standard deviations; nothing may follow the last tensor.
+//
+// Saving writes the whole file to a temporary file in the same folder, flushes it to disk
+// and renames it over the target, so a failed or killed save leaves the old file intact.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "model.h"
 
@@ -23,46 +44,93 @@ namespace {
 
 constexpr char kMagic[8] = {'H', 'U', 'L', 'K', 'G', 'N', 'N', '\0'};
 constexpr uint32_t kFormatVersion = 1;
+// Sane limits for what a weight file may claim (far above any model this engine trains).
+constexpr int64_t kMaxWidth = 1 << 20;        // in_features, edge_features, num_classes, each hidden width
+constexpr size_t kMaxLayers = 64;             // entries of hidden
+constexpr uint32_t kMaxConfigBytes = 4096;    // the configuration text
+constexpr uint32_t kMaxNameBytes = 64;        // a tensor name
 
 static_assert(sizeof(float) == 4, "the weight format stores IEEE float32");
 
 template <typename T>
-void put(std::ostream& out, T value) {
-  out.write(reinterpret_cast<const char*>(&value), sizeof(T));
+void put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
 
-void put_string(std::ostream& out, const std::string& s) {
+void put_string(std::string& out, const std::string& s) {
   put<uint32_t>(out, static_cast<uint32_t>(s.size()));
-  out.write(s.data(), static_cast<std::streamsize>(s.size()));
+  out.append(s);
 }
 
-void put_tensor(std::ostream& out, const std::string& name, const Tensor& t) {
+void put_tensor(std::string& out, const std::string& name, const float* data, int64_t rows, int64_t cols) {
   put_string(out, name);
-  put<int64_t>(out, t.rows());
-  put<int64_t>(out, t.cols());
-  out.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.size() * sizeof(float)));
+  put<int64_t>(out, rows);
+  put<int64_t>(out, cols);
+  out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(rows * cols) * sizeof(float));
+}
+
+// Writes bytes to a temporary file beside path, flushes it to disk and renames it over path.
+void write_atomically(const std::string& path, const std::string& bytes) {
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  auto fail = [&](const std::string& what, int err) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot save model to '" + path + "': " + what + " '" + tmp + "' failed (" +
+                             std::strerror(err) + "); the previous file, if any, is unchanged");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    throw std::runtime_error("cannot save model to '" + path + "': cannot create '" + tmp + "' (" +
+                             std::strerror(err) + ")");
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("writing", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("flushing", err);
+  }
+  if (::close(fd) != 0) fail("closing", errno);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming", errno);
 }
 
 class Reader {
  public:
-  Reader(std::istream& in, std::string path) : in_(in), path_(std::move(path)) {}
+  Reader(std::istream& in, std::string path, uint64_t size) : in_(in), path_(std::move(path)), left_(size) {}
   template <typename T>
-  T get(const char* what) {
+  T get(const std::string& what) {
     T value{};
     read(&value, sizeof(T), what);
     return value;
   }
-  std::string get_string(const char* what, uint32_t limit) {
-    const auto n = get<uint32_t>(what);
-    if (n > limit) fail(std::string(what) + " has implausible length " + std::to_string(n));
+  std::string get_string(const std::string& what, uint32_t limit) {
+    const auto n = get<uint32_t>(what + " length");
+    if (n > limit) fail(what + " claims " + std::to_string(n) + " bytes (at most " + std::to_string(limit) + ")");
+    if (n > left_) {
+      fail("file ends inside " + what + " (it claims " + std::to_string(n) + " bytes, " + std::to_string(left_) +
+           " are left)");
+    }
     std::string s(n, '\0');
     read(s.data(), n, what);
     return s;
   }
-  void read(void* dst, size_t n, const char* what) {
+  void read(void* dst, uint64_t n, const std::string& what) {
+    if (n > left_) fail("file ends inside " + what + " (needs " + std::to_string(n) + " bytes, " + std::to_string(left_) + " left)");
     in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
-    if (!in_) fail(std::string("file ends inside ") + what);
+    if (!in_) fail("file ends inside " + what);
+    left_ -= n;
   }
+  uint64_t left() const { return left_; }
   [[noreturn]] void fail(const std::string& why) const {
     throw std::runtime_error("cannot load model from '" + path_ + "': " + why);
   }
@@ -70,6 +138,7 @@ class Reader {
  private:
   std::istream& in_;
   std::string path_;
+  uint64_t left_;
 };
 
 std::string write_config(const ModelConfig& c) {
@@ -83,68 +152,147 @@ std::string write_config(const ModelConfig& c) {
   return s.str();
 }
 
+// A decimal integer without sign, spaces or other characters, at most max.
+uint64_t parse_uint(const std::string& key, const std::string& text, uint64_t max, const Reader& r) {
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
+    r.fail("malformed number in configuration: '" + key + "' = '" + text + "' is not a non-negative integer");
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > max) {
+    r.fail("configuration '" + key + "' = " + text + " is out of range [0, " + std::to_string(max) + "]");
+  }
+  return v;
+}
+
+bool parse_bool(const std::string& key, const std::string& text, const Reader& r) {
+  if (text != "0" && text != "1") r.fail("configuration '" + key + "' = '" + text + "' must be 0 or 1");
+  return text == "1";
+}
+
 ModelConfig read_config(const std::string& text, const Reader& r) {
+  static const std::set<std::string> known = {"in_features", "edge_features",      "num_classes",
+                                              "hidden",      "pooling",            "edge_pool",
+                                              "per_edge_reference", "gcn_edge_weights", "standardize",
+                                              "dropout",     "seed"};
   std::map<std::string, std::string> kv;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     const auto eq = line.find('=');
     if (eq == std::string::npos) r.fail("malformed configuration line '" + line + "'");
-    kv[line.substr(0, eq)] = line.substr(eq + 1);
+    std::string key = line.substr(0, eq);
+    if (!known.count(key)) r.fail("unknown configuration key '" + key + "'");
+    if (!kv.emplace(key, line.substr(eq + 1)).second) r.fail("configuration key '" + key + "' appears twice");
   }
-  auto field = [&](const char* key) -> const std::string& {
-    auto it = kv.find(key);
-    if (it == kv.end()) r.fail(std::string("configuration lacks '") + key + "'");
-    return it->second;
-  };
+  for (const auto& key : known) {
+    if (!kv.count(key)) r.fail("configuration lacks '" + key + "'");
+  }
+  const auto width = static_cast<uint64_t>(kMaxWidth);
   ModelConfig c;
+  c.in_features = static_cast<int64_t>(parse_uint("in_features", kv["in_features"], width, r));
+  c.edge_features = static_cast<int64_t>(parse_uint("edge_features", kv["edge_features"], width, r));
+  c.num_classes = static_cast<int64_t>(parse_uint("num_classes", kv["num_classes"], width, r));
+  c.hidden.clear();
+  const std::string& hidden = kv["hidden"];
+  size_t start = 0;
+  while (true) {
+    const size_t comma = hidden.find(',', start);
+    if (c.hidden.size() == kMaxLayers) {
+      r.fail("configuration 'hidden' lists more than " + std::to_string(kMaxLayers) + " layers");
+    }
+    c.hidden.push_back(static_cast<int64_t>(parse_uint("hidden", hidden.substr(start, comma - start), width, r)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const std::string& pooling = kv["pooling"];
+  if (pooling != "sum" && pooling != "mean") r.fail("configuration 'pooling' = '" + pooling + "' must be sum or mean");
+  c.pooling = pooling == "sum" ? ops::Pooling::Sum : ops::Pooling::Mean;
+  c.edge_pool = parse_bool("edge_pool", kv["edge_pool"], r);
+  c.per_edge_reference = parse_bool("per_edge_reference", kv["per_edge_reference"], r);
+  c.gcn_edge_weights = parse_bool("gcn_edge_weights", kv["gcn_edge_weights"], r);
+  c.standardize = parse_bool("standardize", kv["standardize"], r);
+  const std::string& dropout = kv["dropout"];
+  char* end = nullptr;
+  const double d = dropout.empty() ? NAN : std::strtod(dropout.c_str(), &end);
+  if (dropout.empty() || end != dropout.c_str() + dropout.size() || !std::isfinite(d)) {
+    r.fail("configuration 'dropout' = '" + dropout + "' is not a finite number");
+  }
+  c.dropout = static_cast<float>(d);
+  c.seed = parse_uint("seed", kv["seed"], UINT64_MAX, r);
   try {
-    c.in_features = std::stoll(field("in_features"));
-    c.edge_features = std::stoll(field("edge_features"));
-    c.num_classes = std::stoll(field("num_classes"));
-    c.hidden.clear();
-    std::istringstream hs(field("hidden"));
-    for (std::string item; std::getline(hs, item, ',');) c.hidden.push_back(std::stoll(item));
-    const std::string& pooling = field("pooling");
-    if (pooling != "sum" && pooling != "mean") r.fail("unknown pooling '" + pooling + "'");
-    c.pooling = pooling == "sum" ? ops::Pooling::Sum : ops::Pooling::Mean;
-    c.edge_pool = field("edge_pool") == "1";
-    c.per_edge_reference = field("per_edge_reference") == "1";
-    c.gcn_edge_weights = field("gcn_edge_weights") == "1";
-    c.standardize = field("standardize") == "1";
-    c.dropout = std::stof(field("dropout"));
-    c.seed = std::stoull(field("seed"));
-  } catch (const std::logic_error& e) {  // stoll and friends on a malformed number
-    r.fail(std::string("malformed number in configuration: ") + e.what());
+    c.validate();
+  } catch (const std::invalid_argument& e) {
+    r.fail(std::string("invalid configuration: ") + e.what());
   }
   return c;
+}
+
+// Parameter count the configuration implies (mirrors the layer constructors in model.cpp;
+// a mismatch is caught by the per-tensor shape checks). Widths are bounded, so no overflow.
+int64_t implied_parameters(const ModelConfig& c) {
+  const auto& h = c.hidden;
+  int64_t n = c.edge_pool ? (2 * c.in_features + c.edge_features + 1) * h[0] : (c.in_features + 1) * h[0];
+  for (size_t i = 1; i < h.size(); ++i) n += (h[i - 1] + 1) * h[i];
+  return n + (h.back() + 1) * c.num_classes;
+}
+
+struct Slot {
+  float* data;                 // a parameter's values, or
+  std::vector<float>* scaler;  // a scaler array, sized once its shape and bytes are checked
+  int64_t rows, cols;
+};
+
+std::string shape_str(int64_t rows, int64_t cols) {
+  return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
 }
 
 }  // namespace
 
 void Model::save(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot open '" + path + "' for writing");
-  out.write(kMagic, sizeof(kMagic));
+  // Host copies of the weights (a CUDA model's live on the device); the file is the same.
+  std::vector<Tensor> host;
+  for (const Param* p : parameters()) host.push_back(p->value.to(Device::CPU));
+  std::vector<std::tuple<std::string, const float*, int64_t, int64_t>> tensors;
+  size_t k = 0;
+  for (const Param* p : parameters()) {
+    const Tensor& t = host[k++];
+    tensors.emplace_back(p->name, t.data(), t.rows(), t.cols());
+  }
+  if (scaler_.fitted()) {
+    for (const auto& [name, v] : {std::pair<const char*, const std::vector<float>*>{"scaler.x_mean", &scaler_.x_mean},
+                                  {"scaler.x_std", &scaler_.x_std},
+                                  {"scaler.e_mean", &scaler_.e_mean},
+                                  {"scaler.e_std", &scaler_.e_std}}) {
+      tensors.emplace_back(name, v->data(), 1, static_cast<int64_t>(v->size()));
+    }
+  }
+  for (const auto& [name, data, rows, cols] : tensors) {
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      if (!std::isfinite(data[i])) {
+        throw std::runtime_error("cannot save model to '" + path + "': tensor '" + name + "' holds a non-finite value (" +
+                                 std::to_string(data[i]) + " at index " + std::to_string(i) +
+                                 "); training diverged, lower the learning rate");
+      }
+    }
+  }
+  std::string out(kMagic, sizeof(kMagic));
   put<uint32_t>(out, kFormatVersion);
   put_string(out, write_config(config_));
-  std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const Param* p : parameters()) tensors.emplace_back(p->name, p->value.to(Device::CPU));
-  auto row = [](const std::vector<float>& v) { return Tensor::from_data(1, static_cast<int64_t>(v.size()), v.data()); };
-  if (scaler_.fitted()) {
-    tensors.emplace_back("scaler.x_mean", row(scaler_.x_mean));
-    tensors.emplace_back("scaler.x_std", row(scaler_.x_std));
-    tensors.emplace_back("scaler.e_mean", row(scaler_.e_mean));
-    tensors.emplace_back("scaler.e_std", row(scaler_.e_std));
-  }
   put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
-  for (const auto& [name, t] : tensors) put_tensor(out, name, t);
-  if (!out) throw std::runtime_error("writing '" + path + "' failed");
+  for (const auto& [name, data, rows, cols] : tensors) put_tensor(out, name, data, rows, cols);
+  write_atomically(path, out);
 }
 
 Model Model::load(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    throw std::runtime_error("cannot open '" + path + "' for reading (" + std::strerror(err) + ")");
+  }
+  if (!S_ISREG(st.st_mode)) throw std::runtime_error("cannot load model from '" + path + "': not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open '" + path + "' for reading");
-  Reader r(in, path);
+  Reader r(in, path, static_cast<uint64_t>(st.st_size));
   char magic[sizeof(kMagic)];
   r.read(magic, sizeof(magic), "the header");
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) r.fail("not a hulk model file (bad magic bytes)");
@@ -153,51 +301,81 @@ Model Model::load(const std::string& path) {
     r.fail("format version " + std::to_string(version) + " is not supported (this build reads version " +
            std::to_string(kFormatVersion) + ")");
   }
-  ModelConfig config = read_config(r.get_string("the configuration", 1 << 16), r);
-  try {
-    config.validate();
-  } catch (const std::invalid_argument& e) {
-    r.fail(std::string("invalid configuration: ") + e.what());
+  const ModelConfig config = read_config(r.get_string("the configuration", kMaxConfigBytes), r);
+  // The parameters alone need this many bytes: check before the model allocates them.
+  const uint64_t need = static_cast<uint64_t>(implied_parameters(config)) * sizeof(float);
+  if (need > r.left()) {
+    r.fail("file ends inside the parameters: the configuration implies " + std::to_string(need / sizeof(float)) +
+           " parameters (" + std::to_string(need) + " bytes) but only " + std::to_string(r.left()) +
+           " bytes are left in the file");
   }
   Model model(config);
-  std::map<std::string, Tensor> tensors;
+  // Where each expected tensor goes: a parameter (allocated by the model, within the bytes
+  // checked above) or a scaler array (sized only once its shape and bytes are checked).
+  std::map<std::string, Slot> expected;
+  for (Param* p : model.mutable_parameters()) expected[p->name] = {p->value.data(), nullptr, p->value.rows(), p->value.cols()};
+  FeatureScaler& sc = model.scaler_;
+  expected["scaler.x_mean"] = {nullptr, &sc.x_mean, 1, config.in_features};
+  expected["scaler.x_std"] = {nullptr, &sc.x_std, 1, config.in_features};
+  expected["scaler.e_mean"] = {nullptr, &sc.e_mean, 1, config.edge_features};
+  expected["scaler.e_std"] = {nullptr, &sc.e_std, 1, config.edge_features};
+  // Every tensor takes at least 20 bytes, so the count is bounded by the file; a tensor
+  // beyond the expected ones is unexpected or repeated and fails below.
   const auto count = r.get<uint32_t>("the tensor count");
+  std::set<std::string> seen;
   for (uint32_t i = 0; i < count; ++i) {
-    std::string name = r.get_string("a tensor name", 256);
-    const auto rows = r.get<int64_t>("a tensor shape");
-    const auto cols = r.get<int64_t>("a tensor shape");
-    if (rows < 0 || cols < 0 || rows * cols > (int64_t{1} << 34)) {
-      r.fail("tensor '" + name + "' has implausible shape [" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
+    const std::string name = r.get_string("the name of tensor " + std::to_string(i), kMaxNameBytes);
+    const auto it = expected.find(name);
+    if (it == expected.end()) r.fail("unexpected tensor '" + name + "' (not implied by the configuration)");
+    if (!seen.insert(name).second) r.fail("tensor '" + name + "' appears twice");
+    const auto rows = r.get<int64_t>("the shape of tensor '" + name + "'");
+    const auto cols = r.get<int64_t>("the shape of tensor '" + name + "'");
+    const Slot& slot = it->second;
+    if (rows != slot.rows || cols != slot.cols) {
+      r.fail("tensor '" + name + "' has shape " + shape_str(rows, cols) + ", the configuration implies " +
+             shape_str(slot.rows, slot.cols));
     }
-    Tensor t(rows, cols);
-    r.read(t.data(), static_cast<size_t>(t.size()) * sizeof(float), "tensor data");
-    tensors[name] = std::move(t);
-  }
-  for (Param* p : model.mutable_parameters()) {
-    auto it = tensors.find(p->name);
-    if (it == tensors.end()) r.fail("tensor '" + p->name + "' is missing");
-    if (!it->second.same_shape(p->value)) {
-      r.fail("tensor '" + p->name + "' has shape " + it->second.shape_str() + ", the configuration implies " +
-             p->value.shape_str());
+    const int64_t n = slot.rows * slot.cols;
+    const uint64_t bytes = static_cast<uint64_t>(n) * sizeof(float);
+    if (bytes > r.left()) {
+      r.fail("file ends inside the values of tensor '" + name + "' (needs " + std::to_string(bytes) + " bytes, " +
+             std::to_string(r.left()) + " left)");
     }
-    p->value = std::move(it->second);
-    tensors.erase(it);
+    float* data = slot.data;
+    if (slot.scaler != nullptr) {
+      if (!config.standardize) r.fail("the file holds a feature scaler ('" + name + "') but the configuration says standardize=0");
+      slot.scaler->assign(static_cast<size_t>(n), 0.0f);
+      data = slot.scaler->data();
+    }
+    r.read(data, bytes, "the values of tensor '" + name + "'");
+    const bool is_std = name == "scaler.x_std" || name == "scaler.e_std";
+    for (int64_t k = 0; k < n; ++k) {
+      if (!std::isfinite(data[k])) {
+        r.fail("tensor '" + name + "' holds a non-finite value (" + std::to_string(data[k]) + ") at index " +
+               std::to_string(k));
+      }
+      if (is_std && !(data[k] > 0.0f)) {
+        r.fail("tensor '" + name + "' holds a standard deviation <= 0 (" + std::to_string(data[k]) + ") at index " +
+               std::to_string(k));
+      }
+    }
   }
-  auto vec = [&](const char* name, int64_t expected) {
-    auto it = tensors.find(name);
-    if (it == tensors.end()) r.fail(std::string("tensor '") + name + "' is missing");
-    if (it->second.cols() != expected) r.fail(std::string("tensor '") + name + "' has the wrong length");
-    std::vector<float> v(it->second.data(), it->second.data() + it->second.size());
-    tensors.erase(it);
-    return v;
-  };
-  if (tensors.count("scaler.x_mean")) {
-    model.scaler_.x_mean = vec("scaler.x_mean", config.in_features);
-    model.scaler_.x_std = vec("scaler.x_std", config.in_features);
-    model.scaler_.e_mean = vec("scaler.e_mean", config.edge_features);
-    model.scaler_.e_std = vec("scaler.e_std", config.edge_features);
+  size_t scaler_seen = 0;
+  for (const auto& [name, slot] : expected) {
+    if (slot.scaler != nullptr) {
+      scaler_seen += seen.count(name);
+    } else if (!seen.count(name)) {
+      r.fail("tensor '" + name + "' is missing");
+    }
   }
-  if (!tensors.empty()) r.fail("unexpected tensor '" + tensors.begin()->first + "'");
+  if (scaler_seen != 0 && scaler_seen != 4) {
+    for (const char* name : {"scaler.x_mean", "scaler.x_std", "scaler.e_mean", "scaler.e_std"}) {
+      if (!seen.count(name)) r.fail("the feature scaler is incomplete: tensor '" + std::string(name) + "' is missing");
+    }
+  }
+  if (r.left() != 0 || in.peek() != std::char_traits<char>::eof()) {
+    r.fail(std::to_string(r.left()) + " trailing bytes after the last tensor");
+  }
   return model;
 }
 
