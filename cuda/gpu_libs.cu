@@ -71,6 +71,7 @@ struct SparseLibraryState {
   std::mutex mutex;
   struct Plan {
     cusparseSpMatDescr_t mat = nullptr;
+    cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
     DeviceArray<unsigned char> buffer;
   };
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> plans;
@@ -79,7 +80,9 @@ struct SparseLibraryState {
   }
 };
 
-constexpr cusparseSpMMAlg_t kSpmmAlg = CUSPARSE_SPMM_CSR_ALG2;  // deterministic, row-major B and C
+// Tried in this order, the first one cuSPARSE accepts for row-major dense matrices is kept:
+// ALG3 is the one cusparseSpMM_preprocess speeds up, ALG2 is deterministic, DEFAULT always works.
+constexpr cusparseSpMMAlg_t kSpmmAlgs[] = {CUSPARSE_SPMM_CSR_ALG3, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_ALG_DEFAULT};
 
 }  // namespace
 
@@ -125,16 +128,23 @@ void sparse_library_spmm(const Csr& a, const Tensor& x, Tensor& out, bool weight
                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                                           CUDA_R_32F));
     size_t bytes = 0;
-    HULK_CUSPARSE_CHECK(cusparseSpMM_bufferSize(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, plan->mat, xd, &beta, od,
-                                                CUDA_R_32F, kSpmmAlg, &bytes));
+    cusparseStatus_t status = CUSPARSE_STATUS_NOT_SUPPORTED;
+    for (cusparseSpMMAlg_t alg : kSpmmAlgs) {
+      status = cusparseSpMM_bufferSize(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                       &alpha, plan->mat, xd, &beta, od, CUDA_R_32F, alg, &bytes);
+      if (status == CUSPARSE_STATUS_SUCCESS) {
+        plan->alg = alg;
+        break;
+      }
+    }
+    HULK_CUSPARSE_CHECK(status);
     plan->buffer = DeviceArray<unsigned char>(std::max<size_t>(bytes, 1));
     HULK_CUSPARSE_CHECK(cusparseSpMM_preprocess(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                 CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, plan->mat, xd, &beta, od,
-                                                CUDA_R_32F, kSpmmAlg, plan->buffer.data()));
+                                                CUDA_R_32F, plan->alg, plan->buffer.data()));
   }
   HULK_CUSPARSE_CHECK(cusparseSpMM(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                   &alpha, plan->mat, xd, &beta, od, CUDA_R_32F, kSpmmAlg, plan->buffer.data()));
+                                   &alpha, plan->mat, xd, &beta, od, CUDA_R_32F, plan->alg, plan->buffer.data()));
   cusparseDestroyDnMat(xd);
   cusparseDestroyDnMat(od);
 }
