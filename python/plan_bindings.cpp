@@ -182,6 +182,15 @@ void bind_plan(py::module_& m) {
   m.def("plan_assignment", [](const Cluster& c, Jobs j, const std::vector<int64_t>& assignment,
                               const std::string& name) { return plan_assignment(c, j, assignment, name.c_str()); });
   m.def("heuristic_classes", &heuristic_classes);
+  m.def("best_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
+    py::gil_scoped_release release;
+    JobPlan j = best_pipeline(c, model, group);
+    py::gil_scoped_acquire acquire;
+    return job_to_dict(j);
+  });
+  m.def("bottleneck_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
+    return job_to_dict(bottleneck_pipeline(c, model, group));
+  });
   m.def("repair_without", [](const Cluster& c, const Plan& p, int64_t failed) {
     return repair_to_tuple(repair_without(c, p, failed));
   });

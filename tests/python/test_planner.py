@@ -331,13 +331,13 @@ def test_without_moved_lists_machines_a_repair_drops():
     the job for idle, yet ``moved`` is [] and the notes only say "machine 3 failed". ``moved`` is
     documented as the machines whose job changed (Plan.without docstring, planners.h Repair)."""
     p = planner.plan(_small_graph(), ["BERT-large"], "hulk", model="heuristic", refine_iterations=0)
-    assert sorted(p.jobs[0]["machines"]) == [0, 1, 2, 3, 4, 5]
-    q = p.without(3)
-    old = _assignment(p, 6)
-    del old[3]
-    new = _assignment(q, 5)
-    changed = [i for i in range(5) if old[i] != new[i]]
-    assert sorted(q.moved) == changed, f"moved {q.moved}, but machines {changed} changed job ({q.notes})"
+    for failed in range(6):  # whichever machines the layout uses (it may leave some idle)
+        q = p.without(failed)
+        old = _assignment(p, 6)
+        del old[failed]
+        new = _assignment(q, 5)
+        changed = [i for i in range(5) if old[i] != new[i]]
+        assert sorted(q.moved) == changed, f"moved {q.moved}, but machines {changed} changed job ({q.notes})"
 
 
 def test_with_machine_moved_lists_machines_a_repair_drops():
