@@ -49,6 +49,13 @@ std::string num(double v) {
 
 
 
+// Why a pair cannot communicate, naming the rule that applied.
+std::string unreachable_why(const Cluster& c) {
+  return c.rule() == MissingLinkRule::Forbid
+             ? "no direct link, and missing links are forbidden (MissingLinkRule::Forbid)"
+             : "no path joins them: the cluster is disconnected (missing links are routed, MissingLinkRule::Route)";
+}
+
 void add_reason(JobCost& jc, const std::string& r) {
   if (!jc.reason.empty()) jc.reason += "; ";
   jc.reason += r;
@@ -175,7 +182,7 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
         if (!c.reachable(i, j))
           add_reason(jc, "replica " + std::to_string(r) + ": stages " + std::to_string(s) + " and " +
                              std::to_string(s + 1) + " are on " + c.label(i) + " and " + c.label(j) +
-                             ", which cannot communicate (no link, MissingLinkRule::Forbid)");
+                             ", which cannot communicate (" + unreachable_why(c) + ")");
         st.send_s = 2.0 * c.send_time(i, j, boundary);
       }
       st.memory_bytes = m.state_bytes(n_s) + m.stage_activation_bytes(n_s, b, mb);
@@ -216,7 +223,7 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       const auto gap = ring_gap(c, ring);
       if (gap.first >= 0)
         add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + c.label(gap.first) + " and " +
-                           c.label(gap.second) + " cannot communicate (no link, MissingLinkRule::Forbid)");
+                           c.label(gap.second) + " cannot communicate (" + unreachable_why(c) + ")");
       const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
       t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
     }
@@ -266,7 +273,7 @@ JobCost tensor_parallel_cost(const Cluster& c, const ModelSpec& m, const std::ve
   const auto gap = ring_gap(c, machines);
   if (gap.first >= 0)
     add_reason(jc, "tensor-parallel ring: " + c.label(gap.first) + " and " + c.label(gap.second) +
-                       " cannot communicate (no link, MissingLinkRule::Forbid)");
+                       " cannot communicate (" + unreachable_why(c) + ")");
   const double t_ar = allreduce_time(c, machines, b * seq * static_cast<double>(m.hidden) * 2.0);
 
   jc.feasible = jc.reason.empty();

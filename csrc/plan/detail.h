@@ -37,6 +37,15 @@ JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double sho
 // Re-plans a job on a new group keeping its strategy.
 JobPlan replan(const Cluster& c, const JobPlan& old, const std::vector<int64_t>& group);
 
+// Machines split into sets that can reach each other: each set is the machines reachable
+// from its first one (under MissingLinkRule::Route, the cluster's connected components;
+// under Forbid, those with a direct link to it). O(n x sets). In partition.cpp.
+std::vector<std::vector<int64_t>> reach_groups(const Cluster& c, std::vector<int64_t> machines);
+// What a reader of a plan should know about the cluster for these jobs: sets of machines
+// that cannot reach each other, machines too small for every job, pairs without a direct
+// link and the rule that applies to them. Empty when there is nothing to say. In detail.cpp.
+std::vector<std::string> cluster_facts(const Cluster& c, const std::vector<ModelSpec>& jobs);
+
 // ---- the layer split (split.cpp) ----------------------------------------------------------
 // Largest number of layers a stage can hold in `cap` bytes at micro-batch b (0: not one).
 int64_t layers_that_fit(const ModelSpec& m, double b, double cap);

@@ -41,6 +41,18 @@ std::vector<int64_t> proportional_bounds(const std::vector<double>& w, int64_t L
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> detail::reach_groups(const Cluster& c, std::vector<int64_t> ms) {
+  std::vector<std::vector<int64_t>> out;
+  while (!ms.empty()) {
+    std::vector<int64_t> in, rest;
+    const int64_t h = ms.front();
+    for (int64_t x : ms) (c.reachable(h, x) ? in : rest).push_back(x);
+    out.push_back(std::move(in));
+    ms.swap(rest);
+  }
+  return out;
+}
+
 // ---- building blocks --------------------------------------------------------------------------
 
 std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines) {
@@ -107,6 +119,7 @@ void two_opt(const Cluster& c, std::vector<int64_t>& path, double bytes) {
 }
 
 constexpr int64_t kAllOrders = 4;  // pipelines of at most this many stages try every stage order
+constexpr double kOrderExhaustive = 256;  // splits enumerated per order (beyond: the exact-greedy path)
 
 // Replica counts tried: every D up to 8, then growing by a quarter, and the largest.
 std::vector<int64_t> replica_counts(int64_t max_d) {
@@ -148,24 +161,21 @@ JobPlan bottleneck_pipeline(const Cluster& c, const ModelSpec& m, const std::vec
   return best;
 }
 
-JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
-  if (group.empty()) return infeasible_job(m, "no machines assigned", memory_need(m));
+namespace {
+
+// The layouts of best_pipeline on `usable` (machines of `group` that can hold a layer, all
+// able to reach each other); `group` only words the reason when nothing fits.
+JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
+                   const std::vector<int64_t>& usable, int64_t max_d) {
   const int64_t n_all = static_cast<int64_t>(group.size());
-  // A replica needs at least one sequence per micro-batch.
-  const int64_t max_d = std::min<int64_t>(n_all, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
-  // Machines that cannot hold one layer even at the smallest micro-batch are left out
-  // before the chain is ordered, so the chain does not wander through them.
-  std::vector<int64_t> usable;
-  for (int64_t i : group)
-    if (layers_that_fit(m, micro_batch(m, max_d), capacity_bytes(c, i)) >= 1) usable.push_back(i);
   const std::vector<int64_t> chain = chain_order(c, m, usable);
 
   JobPlan best, least_bad;
   bool have = false, have_bad = false;
   int64_t too_small = n_all;  // machines that hold no layer at any D tried
-  auto try_layout = [&](const std::vector<std::vector<int64_t>>& reps) {
+  auto try_layout = [&](const std::vector<std::vector<int64_t>>& reps, double exhaustive_limit = 4096) {
     const SplitProblem sp = split_problem(c, m, reps);
-    const std::vector<int64_t> bounds = optimise_split(sp);
+    const std::vector<int64_t> bounds = optimise_split(sp, exhaustive_limit);
     if (bounds.empty()) return;
     JobPlan jp;
     jp.model = m;
@@ -209,7 +219,7 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
         if (S <= kAllOrders) {  // few stages: every order
           std::vector<int64_t> perm = pieces[0];
           std::sort(perm.begin(), perm.end());
-          do try_layout({perm});
+          do try_layout({perm}, kOrderExhaustive);
           while (std::next_permutation(perm.begin(), perm.end()));
           continue;
         }
@@ -264,6 +274,46 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
   least_bad.cost.reason = why.str();
   if (least_bad.cost.memory_shortfall_bytes <= 0) least_bad.cost.memory_shortfall_bytes = 1;
   return least_bad;
+}
+
+}  // namespace
+
+JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
+  if (group.empty()) return infeasible_job(m, "no machines assigned", memory_need(m));
+  const int64_t n_all = static_cast<int64_t>(group.size());
+  // A replica needs at least one sequence per micro-batch.
+  const int64_t max_d = std::min<int64_t>(n_all, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
+  // Machines that cannot hold one layer even at the smallest micro-batch are left out
+  // before the chain is ordered, so the chain does not wander through them.
+  std::vector<int64_t> usable;
+  for (int64_t i : group)
+    if (layers_that_fit(m, micro_batch(m, max_d), capacity_bytes(c, i)) >= 1) usable.push_back(i);
+  const std::vector<std::vector<int64_t>> parts = reach_groups(c, usable);
+  if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d);
+  // Machines that cannot reach each other never share a job: plan on each reachable set.
+  JobPlan best;
+  bool have = false;
+  size_t largest = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (group_memory(c, parts[k]) > group_memory(c, parts[largest])) largest = k;
+    if (group_memory(c, parts[k]) < memory_need(m)) continue;
+    JobPlan jp = layouts_on(c, m, parts[k], parts[k], std::min<int64_t>(max_d, static_cast<int64_t>(parts[k].size())));
+    if (jp.cost.feasible && (!have || jp.cost.iteration_s < best.cost.iteration_s)) {
+      best = std::move(jp);
+      have = true;
+    }
+  }
+  if (have) return best;
+  JobPlan bad = layouts_on(c, m, parts[largest], parts[largest],
+                           std::min<int64_t>(max_d, static_cast<int64_t>(parts[largest].size())));
+  std::ostringstream why;
+  why << "no feasible pipeline: the " << n_all << " machines fall into " << parts.size()
+      << " sets that cannot reach each other ("
+      << (c.rule() == MissingLinkRule::Forbid ? "missing links are forbidden" : "no path joins them; missing links are routed")
+      << "); the largest set has " << parts[largest].size() << " machines and " << format_gb(group_memory(c, parts[largest]))
+      << " for a model needing at least " << format_gb(memory_need(m)) << ": " << bad.cost.reason;
+  bad.cost.reason = why.str();
+  return bad;
 }
 
 }  // namespace hulk::plan

@@ -420,13 +420,15 @@ std::vector<int64_t> bottleneck_split(const SplitProblem& p) {
 // Largest n such that a stage of n layers fits in `cap` bytes (cost.h's stage memory:
 // state_bytes(n) + stage_activation_bytes(n, b, m)); 0 when not even one layer fits.
 int64_t layers_that_fit(const ModelSpec& m, double b, double cap) {
-  int64_t n = 0;
-  while (n < m.layers) {
-    // Same expression, same evaluation order as pipeline_cost, so both agree at the edge.
-    const double need = m.state_bytes(n + 1) + m.stage_activation_bytes(n + 1, b, m.micro_batches);
-    if (need > cap) break;
-    ++n;
-  }
+  // Same expressions as pipeline_cost, so both agree at the edge. The need is affine in n
+  // (state and activations both grow linearly), so start from the closed form and settle
+  // the rounding with the exact expression.
+  auto need = [&](int64_t n) { return m.state_bytes(n) + m.stage_activation_bytes(n, b, m.micro_batches); };
+  const double base = need(0), per = need(1) - base;
+  int64_t n = per > 0 ? static_cast<int64_t>(std::clamp(std::floor((cap - base) / per), 0.0, static_cast<double>(m.layers)))
+                      : m.layers;
+  while (n > 0 && need(n) > cap) --n;
+  while (n < m.layers && need(n + 1) <= cap) ++n;
   return n;
 }
 
