@@ -108,6 +108,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         spec = cluster_spec.hulk47_spec()
     jobs = _job_list(args.jobs)
+    job_specs = jobs
+    if args.models:  # the user's models, looked up before the catalogue
+        from . import models
+        user = models.load_models(args.models)
+        job_specs = [models.get(name, user) for name in jobs]
+        jobs = [m.name for m in job_specs]
     default_cluster = not args.cluster and not args.generate
     if args.planner == "all":
         names = ["a", "b", "c", "search", "hulk"]
@@ -126,7 +132,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             raise ValueError("--gnn trains the classifier on the paper's Table 2 labels: it needs the bundled "
                              f"cluster and the jobs {', '.join(datasets.HULK47_CLASSES)} in that order")
         model = _table2_gnn(args.seed)
-    plans = [planner_mod.plan(spec, jobs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
+    plans = [planner_mod.plan(spec, job_specs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
                               max_iterations=args.max_iterations) for name in names]
     repaired = []
     if args.fail is not None or args.add:
@@ -232,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "cluster) with Systems A/B/C, Search and Hulk, and compare them")
     p.add_argument("--jobs", default="paper4", help="paper4 (default: OPT-175B, T5-11B, GPT-2 1.5B, BERT-large), "
                                                     "paper6 (adds RoBERTa-large, XLNet-large) or names, comma-separated")
+    p.add_argument("--models", metavar="FILE", help="JSON file of your own models (schema: hulk.models); "
+                   "--jobs names are looked up there before the catalogue")
     p.add_argument("--cluster", metavar="FILE", help="cluster JSON file (schema: hulk.cluster_spec); default: the "
                                                      "bundled 47-server cluster")
     p.add_argument("--planner", default="all", choices=["all", "a", "b", "c", "search", "hulk", "table2"],

@@ -534,6 +534,29 @@ def test_cli_json_with_forbidden_links(tmp_path, capsys):
     assert d["plans"][0]["feasible"] is False
 
 
+def test_cli_plans_a_users_own_models(tmp_path, capsys):
+    """--models FILE (schema of hulk.models.load_models): --jobs names resolve there first."""
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"version": "hulk-models/1", "models": [
+        {"name": "Tiny-LM", "aliases": ["tiny"], "layers": 8, "hidden": 512, "seq_len": 256, "params": 3e7,
+         "global_batch": 64, "micro_batches": 4, "iterations": 10, "source": "made up for the test"}]}))
+    rc = cli.main(["plan", "--models", str(path), "--jobs", "tiny,BERT-large", "--planner", "search",
+                   "--time-limit", "0.1", "--json"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    d = _strict_json(cap.out)
+    assert d["jobs"] == ["Tiny-LM", "BERT-large"]
+    assert [j["job"] for j in d["plans"][0]["jobs"]] == ["Tiny-LM", "BERT-large"]
+    assert d["plans"][0]["feasible"] is True
+    # Without the file the name is unknown; a bad file names the field and the value.
+    assert cli.main(["plan", "--jobs", "tiny", "--planner", "b"]) == 2
+    assert "unknown model 'tiny'" in capsys.readouterr().err
+    path.write_text(json.dumps([{"name": "x", "layers": -1, "hidden": 8, "seq_len": 8, "params": 1e3,
+                                 "global_batch": 8}]))
+    assert cli.main(["plan", "--models", str(path), "--jobs", "x", "--planner", "b"]) == 2
+    assert "layers" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------------------------
 # reports
 # --------------------------------------------------------------------------------------------
