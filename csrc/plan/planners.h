@@ -60,14 +60,15 @@ struct SearchOptions {
   uint64_t seed = 0;
   int64_t max_iterations = 0;  // > 0: also stop after this many moves (same seed -> same plan)
 };
-// Several starts, cheapest first: System A's machines (each machine that holds a whole
-// model), each job on the fewest machines that fit it (machines by the layers they hold),
+// Several starts, in this order: each job on the fewest machines that fit it (machines by
+// the layers they hold; small groups, so quick at any size), System A's machines (each
+// machine that holds a whole model),
 // System B's contiguous blocks, System C's machines dealt round robin, one region group per
 // job (heuristic_classes), Hulk's own plan, and the greedy growth; each start then hands
 // idle machines to its bottleneck jobs while that helps. Then local search from the best start (move a machine to another job or idle, swap two machines) with simulated
-// annealing on the makespan. The clock is checked between starts, inside the greedy ones
-// and at every move: the search stops at time_limit_s (plus the one step under way; the
-// first start always runs). The result is never worse than the best start: the annealing
+// annealing on the makespan. The clock is checked between starts (a start begins only if the
+// time left exceeds the longest start so far), inside the greedy ones and at every move: the
+// search stops at time_limit_s (plus the one step under way; the first start always runs). The result is never worse than the best start: the annealing
 // keeps the best assignment it saw, and Hulk's plan (which may make a job wait for another)
 // is returned when it beats every concurrent assignment. Systems A/B/C's sequential plans
 // are never returned as Search's: when no feasible plan is found the plan says so (notes),

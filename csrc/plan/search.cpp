@@ -122,7 +122,7 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
     };
     std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take), free.end(), closer);
     bool grew = false;
-    for (; take >= 1; take /= 2) {
+    for (; take >= 1 && !out_of_time(); take /= 2) {
       std::vector<int64_t> trial = g[j];
       trial.insert(trial.end(), free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take));
       std::sort(trial.begin(), trial.end());
@@ -365,15 +365,18 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
   std::string start_name;
   std::vector<std::string> tried, skipped;
   std::vector<int64_t> hulk_start;
+  double longest = 0;  // the longest start so far: one that may not finish in time is skipped
   auto add = [&](const std::string& name, const std::function<std::vector<int64_t>()>& make) {
-    if (!cur.empty() && out_of_time()) {
+    if (!cur.empty() && seconds_since(t0) + longest >= opts.time_limit_s) {
       skipped.push_back(name);
       return;
     }
+    const auto ts = Clock::now();
     std::vector<int64_t> a = make();
     grow_groups(c, jobs, ev, a, out_of_time);  // idle machines to the bottleneck jobs while that helps
     const Score s = ev.score(a);
     tried.push_back(name);
+    longest = std::max(longest, seconds_since(ts));
     if (name == "Hulk") hulk_start = a;
     if (cur.empty() || s < cur_s) {
       cur = std::move(a);
@@ -381,8 +384,8 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
       start_name = name;
     }
   };
-  add("System A's machines", [&] { return whole_model_assignment(c, jobs); });
   add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, out_of_time); });
+  add("System A's machines", [&] { return whole_model_assignment(c, jobs); });
   add("System B's blocks", [&] { return block_assignment(c, jobs); });
   add("System C's machines dealt round robin", [&] { return round_robin_assignment(c, jobs); });
   std::vector<int64_t> regions;

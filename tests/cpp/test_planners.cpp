@@ -466,17 +466,24 @@ TEST(PlanSearch, RegionalAndExplicitClustersPlanAlike) {
   same(plan_system_c(e, jobs), plan_system_c(r, jobs));
 }
 
+// Two small jobs, and a search budget of `n` moves (the clock far away), as several tests use.
+std::vector<ModelSpec> two_small_jobs() { return {model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)}; }
+SearchOptions moves(int64_t n, uint64_t seed = 0) {
+  SearchOptions o;
+  o.time_limit_s = 60;
+  o.max_iterations = n;
+  o.seed = seed;
+  return o;
+}
+
 // Refinement never makes a plan worse, is deterministic under an iteration budget, and
 // leaves plans outside its move space (sequential ones) alone.
 TEST(PlanSearch, RefinementNeverWorsensAPlan) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 5; ++trial) {
     const Cluster c = random_cluster(rng);
-    const std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)};
-    SearchOptions o;
-    o.time_limit_s = 60;
-    o.max_iterations = 200;
-    o.seed = static_cast<uint64_t>(trial);
+    const std::vector<ModelSpec> jobs = two_small_jobs();
+    const SearchOptions o = moves(200, static_cast<uint64_t>(trial));
     const Plan h = plan_hulk(c, jobs, heuristic_classes(c, jobs));
     const Plan r1 = refine_plan(c, jobs, h, o), r2 = refine_plan(c, jobs, h, o);
     EXPECT_LE(r1.makespan_s, h.makespan_s) << "trial " << trial;
@@ -801,11 +808,8 @@ TEST(PlanSearch, NeverWorseThanItsStarts) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 5; ++trial) {
     const Cluster c = random_cluster(rng);
-    const std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)};
-    SearchOptions o;
-    o.time_limit_s = 60;
-    o.max_iterations = 1;
-    const Plan s = plan_search(c, jobs, o);
+    const std::vector<ModelSpec> jobs = two_small_jobs();
+    const Plan s = plan_search(c, jobs, moves(1));
     const Plan h = plan_hulk(c, jobs, heuristic_classes(c, jobs));
     EXPECT_LE(s.makespan_s, h.makespan_s * (1 + 1e-12)) << "trial " << trial;
     EXPECT_NE(s.notes[0].find("the best of 7 starts"), std::string::npos) << s.notes[0];
