@@ -143,7 +143,7 @@ def scale(args):
 def scale_table(rows, gap, args):
     def mean(v):
         return sum(v) / len(v) if v else math.nan
-    out = ["| cluster | planner | instances | a feasible plan exists | feasible | mean makespan h (feasible) | "
+    out = ["| cluster | planner | plans (clusters x job sets) | a feasible plan exists | feasible | mean makespan h (feasible) | "
            "planning s mean / max | wall s max | layout gain: old / new time, mean (min, max; jobs) |",
            "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for (label, name), r in rows.items():
@@ -207,7 +207,7 @@ def main(argv=None) -> int:
     if args.no_scale:
         return 0
     t1 = time.perf_counter()
-    rows, gap = scale(args)
+    scale_rows, gap = scale(args)
     text = [SCALE_BEGIN, "## Planner at scale (`benchmarks/bench_plan.py`)", "",
             f"Command: `{cmd}`", "",
             f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; scale section {time.perf_counter() - t1:.0f} s. "
@@ -223,7 +223,7 @@ def main(argv=None) -> int:
             "(`bottleneck_pipeline`: least slowest stage, contiguous replicas) over the new one "
             "(`best_pipeline`: whole iteration time, stage and ring orders). Planning s is the planner's own "
             "clock; wall s adds the Python side (building the C++ cluster from the generated one).", "",
-            *scale_table(rows, gap, args), "", SCALE_END]
+            *scale_table(scale_rows, gap, args), "", SCALE_END]
     write_section(args.out, SCALE_BEGIN, SCALE_END, text)
     return 0
 

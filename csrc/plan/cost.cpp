@@ -96,6 +96,17 @@ std::string format_gb(double bytes) {
   return os.str();
 }
 
+double stage_compute_s(const ModelSpec& m, double n_layers, double b, double flops_per_s) {
+  return n_layers * (m.flops_per_token / static_cast<double>(m.layers)) * m.recompute_factor() * b *
+         static_cast<double>(m.seq_len) / flops_per_s;
+}
+
+double stage_optimizer_s(const ModelSpec& m, double n_layers, double flops_per_s, const CostOptions& opts) {
+  return opts.optimizer_flops_per_param * m.params_per_layer() * n_layers / flops_per_s;
+}
+
+double gpipe_time(double sum, double bottleneck, int64_t micro_batches) { return sum + steady(micro_batches, bottleneck); }
+
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes) {
   if (!(bytes >= 0)) throw std::invalid_argument("allreduce_time: bytes must be >= 0, got " + num(bytes));
   std::vector<char> seen(static_cast<size_t>(c.size()), 0);
@@ -156,8 +167,6 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
   const double D = static_cast<double>(replicas.size());
   const int64_t mb = m.micro_batches;
   const double b = static_cast<double>(m.global_batch) / (D * static_cast<double>(mb));
-  const double seq = static_cast<double>(m.seq_len);
-  const double flops_per_layer_token = m.flops_per_token / static_cast<double>(L);
   const double boundary = m.boundary_bytes(b);
 
   JobCost jc;
@@ -176,7 +185,7 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       st.machine = i;
       st.first_layer = rep.bounds[s];
       st.last_layer = rep.bounds[s + 1];
-      st.compute_s = static_cast<double>(n_s) * flops_per_layer_token * m.recompute_factor() * b * seq / F;
+      st.compute_s = stage_compute_s(m, static_cast<double>(n_s), b, F);
       if (s + 1 < S) {
         const int64_t j = rep.machines[s + 1];
         if (!c.reachable(i, j))
@@ -201,11 +210,11 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
         c_star = st.compute_s;
         x_star = st.send_s;
       }
-      t_opt = std::max(t_opt, opts.optimizer_flops_per_param * m.params_per_layer() * static_cast<double>(n_s) / F);
+      t_opt = std::max(t_opt, stage_optimizer_s(m, static_cast<double>(n_s), F, opts));
     }
-    const double compute = sum_c + steady(mb, c_star);
-    const double comm = sum_x + steady(mb, x_star);
-    const double pipe = compute + comm;  // = sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)
+    const double compute = gpipe_time(sum_c, c_star, mb);  // the replica's compute share
+    const double comm = gpipe_time(sum_x, x_star, mb);      // and its communication share
+    const double pipe = compute + comm;  // = gpipe_time(sum_s (C_s + X_s), C_s* + X_s*, m)
     if (pipe > worst_pipe) {
       worst_pipe = pipe;
       worst_compute = compute;

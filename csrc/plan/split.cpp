@@ -9,7 +9,8 @@
 // the ring all-reduce of n layers' gradients at position s (allreduce_time is linear in the
 // bytes, so a_s = allreduce_time(ring_s, 0) and b_s its increase per layer) and o_s the slowest
 // replica's optimiser time per layer. Every term is taken from pipeline_cost's own formulas
-// (the same expressions), so T equals pipeline_cost(...).iteration_s up to rounding.
+// (stage_compute_s, stage_optimizer_s, gpipe_time, allreduce_time in cost.h), so T equals
+// pipeline_cost(...).iteration_s up to rounding.
 //
 // Search, in order:
 // 1. Small spaces (at most `exhaustive_limit` splits, scaled by 4 / D beyond 4 replicas;
@@ -22,9 +23,10 @@
 //      so for one replica min over tau of sum + (m - 1) tau is exact when every tau up to
 //      tau* + (sum(tau*) - least sum) / (m - 1) is tried (beyond it (m - 1) tau alone loses);
 //      at most kMaxTau thresholds are tried, spread evenly, and c, x are the worst replica's;
-//    - the all-reduce maximum is enumerated as a cap on layers per stage (n_s <= cap_s),
-//      levels in increasing order (at most kMaxArLevels), stopping once the level plus a
-//      lower bound of the pipeline part cannot beat the best split found;
+//    - the all-reduce maximum is enumerated as a cap on layers per stage (n_s <= cap_s):
+//      first no cap, then the levels that admit a split and can still win (level plus a
+//      lower bound of the pipeline part below the best so far), at most kMaxArLevels of them
+//      spread evenly;
 //    - candidates are compared on the exact T up to kExactCandidates replicas, beyond that on
 //      the worst replica's c and x (O(S) each; exact when the replicas are alike); the exact T
 //      then picks among the best of them, the even split and
@@ -159,8 +161,7 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
   const size_t D = replicas.size();
   const size_t S = D ? replicas.front().size() : 0;
   const double b = micro_batch(m, batch_replicas > 0 ? batch_replicas : static_cast<int64_t>(D));
-  // The same expressions as pipeline_cost (cost.cpp), per layer.
-  const double flops_per_layer_token = m.flops_per_token / static_cast<double>(m.layers);
+  // The cost model's per-stage formulas (cost.h), per layer.
   const double boundary = m.boundary_bytes(b);
   p.c.assign(D, std::vector<double>(S, 0));
   p.x.assign(D, std::vector<double>(S, 0));
@@ -172,9 +173,9 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
     for (size_t s = 0; s < S; ++s) {
       const int64_t i = replicas[r][s];
       const double F = c.machine(i).tflops * 1e12;
-      p.c[r][s] = flops_per_layer_token * m.recompute_factor() * b * static_cast<double>(m.seq_len) / F;
+      p.c[r][s] = stage_compute_s(m, 1.0, b, F);
       if (s + 1 < S) p.x[r][s] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
-      p.o[s] = std::max(p.o[s], opts.optimizer_flops_per_param * m.params_per_layer() / F);
+      p.o[s] = std::max(p.o[s], stage_optimizer_s(m, 1.0, F, opts));
       p.max_layers[s] = std::min(p.max_layers[s], layers_that_fit(m, b, capacity_bytes(c, i)));
     }
   if (D > 1)
@@ -198,7 +199,7 @@ double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds
       sum += cx;
       bottleneck = std::max(bottleneck, cx);
     }
-    worst = std::max(worst, sum + (p.micro_batches > 1 ? static_cast<double>(p.micro_batches - 1) * bottleneck : 0.0));
+    worst = std::max(worst, gpipe_time(sum, bottleneck, p.micro_batches));
   }
   double ar = 0, opt = 0;
   for (size_t s = 0; s < S; ++s) {
@@ -291,7 +292,7 @@ std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_lim
       if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * n);
       opt = std::max(opt, p.o[s] * n);
     }
-    const double t = p.c.size() <= kExactCandidates ? split_objective(p, b) : sum + m1 * bott + ar + opt;
+    const double t = p.c.size() <= kExactCandidates ? split_objective(p, b) : gpipe_time(sum, bott, p.micro_batches) + ar + opt;
     if (t < proxy_t) {
       proxy_t = t;
       proxy_best = b;

@@ -170,7 +170,9 @@ TEST(PlanPartition, SplitOptimalOnTheWholeObjectiveAgainstBruteForce) {
     const auto p = hulk::plan::detail::split_problem(c, m, reps);
     const auto exact = hulk::plan::detail::optimise_split(p);
     const auto dp = hulk::plan::detail::optimise_split(p, 0);  // force the DP path
-    if (D == 1) EXPECT_EQ(partition_layers(c, m, reps[0], 1), exact) << "trial " << trial;
+    if (D == 1) {
+      EXPECT_EQ(partition_layers(c, m, reps[0], 1), exact) << "trial " << trial;
+    }
     if (best == kInf) {
       EXPECT_TRUE(exact.empty()) << "trial " << trial;
       EXPECT_TRUE(dp.empty()) << "trial " << trial;
@@ -193,7 +195,9 @@ TEST(PlanPartition, SplitOptimalOnTheWholeObjectiveAgainstBruteForce) {
     std::vector<Replica> rs;
     for (const auto& r : reps) rs.push_back(Replica{r, even});
     const JobCost ev = pipeline_cost(c, m, rs);
-    if (ev.feasible) EXPECT_LE(t_dp, ev.iteration_s * (1 + 1e-12)) << "trial " << trial;
+    if (ev.feasible) {
+      EXPECT_LE(t_dp, ev.iteration_s * (1 + 1e-12)) << "trial " << trial;
+    }
     ++dp_checked;
     if (t_dp <= best * (1 + 1e-12)) ++dp_exact;
     ++checked;
@@ -257,7 +261,9 @@ TEST(PlanPartition, StageOrderAgainstBruteForce) {
     } while (std::next_permutation(perm.begin(), perm.end()));
     const JobPlan jp = best_pipeline(c, m, perm);
     const double got = jp.cost.feasible ? jp.cost.iteration_s : kInf;
-    if (n <= 4) EXPECT_LE(got, brute * (1 + 1e-12)) << "trial " << trial;
+    if (n <= 4) {
+      EXPECT_LE(got, brute * (1 + 1e-12)) << "trial " << trial;
+    }
     EXPECT_LE(got, even_any * (1 + 1e-12)) << "trial " << trial;
   }
 }
@@ -741,10 +747,13 @@ TEST(PlanFeasibility, FeasibleWheneverTheBigMachinesFit) {
     o.time_limit_s = 0.3;
     o.seed = static_cast<uint64_t>(trial);
     for (const Plan& p : {plan_hulk(c, jobs, heuristic_classes(c, jobs)), plan_search(c, jobs, o)}) {
-      if (alone) EXPECT_TRUE(p.feasible()) << p.planner << " trial " << trial;
-      for (const auto& j : p.jobs)
-        if (j.cost.feasible)
-          for (int64_t x : j.machines()) EXPECT_GT(c.machine(x).memory_gb, 1.5) << p.planner << " trial " << trial;
+      if (alone) {
+        EXPECT_TRUE(p.feasible()) << p.planner << " trial " << trial;
+      }
+      for (const auto& j : p.jobs) {
+        if (!j.cost.feasible) continue;
+        for (int64_t x : j.machines()) EXPECT_GT(c.machine(x).memory_gb, 1.5) << p.planner << " trial " << trial;
+      }
     }
     feasible_cases += alone;
   }
