@@ -63,22 +63,38 @@ def rows(plans):
     return out
 
 
+def even_bounds(S, L):
+    """System B's even split: L // S layers per stage, the remainder to the first stages."""
+    out = [0]
+    for s in range(S):
+        out.append(out[-1] + L // S + (1 if s < L % S else 0))
+    return out
+
+
 def layout_gains(spec, p):
-    """Per feasible pipeline job of plan p: iteration time of the old bottleneck layout over the
-    new whole-cost layout on the job's machines (>= 1 means the new one is faster; inf: the
-    old layout found no feasible split there)."""
+    """Per feasible pipeline job of plan p, on the job's machines: the iteration time of the old
+    bottleneck layout over the new whole-cost layout (inf: the old layout found no feasible
+    split there), and of the even split over the new layout, in the new layout's stage order
+    and in its reverse (inf: the even split does not fit). >= 1 means the new one is faster."""
     from hulk import _core
     cc = planner._core_cluster(spec)
-    out = []
+    old_gain, even_gain = [], []
     for j, m in zip(p.jobs, planner.as_model_specs([j["job"] for j in p.jobs])):
         if not j["feasible"] or j["strategy"] != "pipeline":
             continue
         g = sorted(j["machines"])
         cm = planner._core_model(m)
-        new = _core.best_pipeline(cc, cm, g)["iteration_s"]
+        new = _core.best_pipeline(cc, cm, g)
         old = _core.bottleneck_pipeline(cc, cm, g)
-        out.append(old["iteration_s"] / new if old["feasible"] else math.inf)
-    return out
+        old_gain.append(old["iteration_s"] / new["iteration_s"] if old["feasible"] else math.inf)
+        even = [math.inf]
+        for order in (1, -1):
+            reps = [(list(ms)[::order], even_bounds(len(ms), m.layers)) for ms, _ in new["replicas"]]
+            e = _core.pipeline_cost(cc, cm, reps)
+            if e["feasible"]:
+                even.append(e["iteration_s"])
+        even_gain.append(min(even) / new["iteration_s"])
+    return old_gain, even_gain
 
 
 def scale_instances():
@@ -115,7 +131,7 @@ def scale(args):
                 p = planner.plan(spec, jobs, name, **kw)
                 wall = time.perf_counter() - t
                 r = rows.setdefault((label, name), dict(n=0, exists=0, feasible=0, makespans=[], planning=[],
-                                                         wall=[], gains=[], over=[]))
+                                                         wall=[], gains=[], even=[], over=[]))
                 r["n"] += 1
                 r["exists"] += exists
                 r["feasible"] += p.feasible
@@ -126,7 +142,9 @@ def scale(args):
                 if name == "search":
                     r["over"].append(p.planning_s / args.scale_time_limit)
                 if name in ("hulk", "search"):
-                    r["gains"] += layout_gains(spec, p)
+                    old_gain, even_gain = layout_gains(spec, p)
+                    r["gains"] += old_gain
+                    r["even"] += even_gain
                 print(f"{label:>16} {set_name:>17} {name:>6}: {'feasible' if p.feasible else 'INFEASIBLE':>10} "
                       f"{p.makespan_s / 3600:10.1f} h  planning {p.planning_s:6.2f} s (wall {wall:6.2f} s)"
                       f"{'' if exists else '  [no feasible plan exists]'}", flush=True)
@@ -143,18 +161,20 @@ def scale(args):
 def scale_table(rows, gap, args):
     def mean(v):
         return sum(v) / len(v) if v else math.nan
+    def gain(values, what):
+        finite = [g for g in values if math.isfinite(g)]
+        if not values:
+            return "-"
+        text = f"{mean(finite):.3f} ({min(finite):.3f}, {max(finite):.3f}; {len(finite)})" if finite else ""
+        return text + (f"; {what} infeasible for {len(values) - len(finite)}" if len(finite) < len(values) else "")
     out = ["| cluster | planner | plans (clusters x job sets) | a feasible plan exists | feasible | mean makespan h (feasible) | "
-           "planning s mean / max | wall s max | layout gain: old / new time, mean (min, max; jobs) |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+           "planning s mean / max | wall s max | layout gain: old / new time, mean (min, max; jobs) | "
+           "even split / new time, mean (min, max; jobs) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for (label, name), r in rows.items():
-        gains = [g for g in r["gains"] if math.isfinite(g)]
-        old_infeasible = len(r["gains"]) - len(gains)
-        g = "-" if not r["gains"] else (f"{mean(gains):.3f} ({min(gains):.3f}, {max(gains):.3f}; {len(gains)})"
-                                        if gains else "") + \
-            (f"; old layout infeasible for {old_infeasible}" if old_infeasible else "")
         out.append(f"| {label} | {planner.PLANNER_TITLES[name]} | {r['n']} | {r['exists']} | {r['feasible']} | "
                    f"{mean(r['makespans']):.1f} | {mean(r['planning']):.2f} / {max(r['planning']):.2f} | "
-                   f"{max(r['wall']):.2f} | {g} |")
+                   f"{max(r['wall']):.2f} | {gain(r['gains'], 'old layout')} | {gain(r['even'], 'even split')} |")
     over = [(label, max(r["over"])) for (label, name), r in rows.items() if name == "search"]
     out += ["", "Search's planning time over its limit, worst instance per size: " +
             ", ".join(f"{label} {v:.3f}x" for label, v in over) + "."]
@@ -221,7 +241,9 @@ def main(argv=None) -> int:
             "another. Hulk = region heuristic, Algorithm 1, 300-move refinement. Layout gain: on each feasible "
             "job's machines in Hulk's and Search's plans, the iteration time of the old layout "
             "(`bottleneck_pipeline`: least slowest stage, contiguous replicas) over the new one "
-            "(`best_pipeline`: whole iteration time, stage and ring orders). Planning s is the planner's own "
+            "(`best_pipeline`: whole iteration time, stage and ring orders); even split: the new layout's "
+            "machines and stage order (and its reverse, the better of the two) with System B's even split. "
+            "Planning s is the planner's own "
             "clock; wall s adds the Python side (building the C++ cluster from the generated one).", "",
             *scale_table(scale_rows, gap, args), "", SCALE_END]
     write_section(args.out, SCALE_BEGIN, SCALE_END, text)

@@ -188,6 +188,20 @@ void bind_plan(py::module_& m) {
     py::gil_scoped_acquire acquire;
     return job_to_dict(j);
   });
+  m.def(
+      "pipeline_cost",
+      [](const Cluster& c, const ModelSpec& model, const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& reps) {
+        std::vector<Replica> rs;
+        for (const auto& r : reps) rs.push_back(Replica{r.first, r.second});
+        const JobCost jc = pipeline_cost(c, model, rs);
+        py::dict d;
+        d["feasible"] = jc.feasible;
+        d["reason"] = jc.reason;
+        d["iteration_s"] = jc.iteration_s;
+        return d;
+      },
+      py::arg("cluster"), py::arg("model"), py::arg("replicas"),
+      "The cost model on given replicas: [(machines, bounds), ...] as in a plan's 'replicas'");
   m.def("bottleneck_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
     return job_to_dict(bottleneck_pipeline(c, model, group));
   });

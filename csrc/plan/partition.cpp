@@ -246,7 +246,14 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
       }
     }
   }
-  if (have) return best;
+  if (have) {
+    // The winner's stages in reverse order too (the last stage sends nothing, so the order
+    // matters): the result is then never worse than the even split in either order.
+    std::vector<std::vector<int64_t>> reversed;
+    for (const Replica& r : best.replicas) reversed.emplace_back(r.machines.rbegin(), r.machines.rend());
+    try_layout(reversed);
+    return best;
+  }
   if (!have_bad) {
     // No split fits in memory: report one pipeline over the chain, layers in proportion to
     // memory, so the cost model states the shortfall.

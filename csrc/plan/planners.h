@@ -32,8 +32,9 @@ std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, cons
 // order and in zigzag order), stage-major (each stage's D replicas are consecutive chain
 // machines, DT-FM's stage groups) and, for one replica, the stage order improved by 2-opt on
 // send times, its reverse, or every order when S <= 4. Each layout's split minimises the
-// job's whole iteration time, all-reduce included (split.cpp); the cheapest feasible
-// configuration wins. Machines not needed stay idle rather than make the job fail.
+// job's whole iteration time, all-reduce included (split.cpp), and is never worse than the
+// even split; the cheapest feasible configuration wins, and its stages are then tried in
+// reverse order too. Machines not needed stay idle rather than make the job fail.
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
 
 // The layout the planner used before it optimised the whole cost, kept as the reference the

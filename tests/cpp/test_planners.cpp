@@ -241,6 +241,19 @@ TEST(PlanPartition, SplitAccountsForTheAllReduce) {
   EXPECT_GT(its_time, best * 1.001);
 }
 
+// n random linked machines (ids 0..n-1) and a model of `layers` layers with m micro-batches.
+struct Case {
+  Cluster c;
+  ModelSpec m;
+  std::vector<int64_t> ids;
+};
+Case random_case(std::mt19937_64& rng, int n, int64_t layers, double params_per_layer, int64_t batch, int64_t micro) {
+  Case k{random_linked(rng, n), model("m", layers, params_per_layer, batch), std::vector<int64_t>(static_cast<size_t>(n))};
+  k.m.micro_batches = micro;
+  for (int i = 0; i < n; ++i) k.ids[static_cast<size_t>(i)] = i;
+  return k;
+}
+
 // Stage order: on 3 and 4 machines best_pipeline is no worse than brute force over every
 // order of the machines and every split (one pipeline using them all); on 5 machines it is
 // no worse than an even split with any stage order.
@@ -248,11 +261,10 @@ TEST(PlanPartition, StageOrderAgainstBruteForce) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 24; ++trial) {
     const int n = 3 + trial % 3;
-    const Cluster c = random_linked(rng, n);
-    ModelSpec m = model("m", 6 + trial % 3, 1e8, 8);
-    m.micro_batches = 1 + trial % 3;
-    std::vector<int64_t> perm(static_cast<size_t>(n));
-    for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
+    const Case k = random_case(rng, n, 6 + trial % 3, 1e8, 8, 1 + trial % 3);
+    const Cluster& c = k.c;
+    const ModelSpec& m = k.m;
+    std::vector<int64_t> perm = k.ids;
     double brute = kInf, even_any = kInf;
     do {
       if (n <= 4) brute = std::min(brute, brute_force_split(c, m, {perm}));
@@ -266,6 +278,33 @@ TEST(PlanPartition, StageOrderAgainstBruteForce) {
     }
     EXPECT_LE(got, even_any * (1 + 1e-12)) << "trial " << trial;
   }
+}
+
+// With replicas too: best_pipeline's layout is never worse than the even split on its own
+// machines, in its stage order or the reverse one.
+TEST(PlanPartition, NeverWorseThanTheEvenSplitInEitherOrder) {
+  std::mt19937_64 rng(23);
+  int compared = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const Case k = random_case(rng, 6 + trial % 7, 8 + trial % 5, 2e7, 64, 2 + trial % 6);
+    const Cluster& c = k.c;
+    const ModelSpec& m = k.m;
+    const JobPlan jp = best_pipeline(c, m, k.ids);
+    if (!jp.cost.feasible) continue;
+    for (bool reverse : {false, true}) {
+      std::vector<Replica> even;
+      for (const Replica& r : jp.replicas) {
+        std::vector<int64_t> ms = r.machines;
+        if (reverse) std::reverse(ms.begin(), ms.end());
+        even.push_back(Replica{ms, hulk::plan::detail::even_bounds(static_cast<int64_t>(ms.size()), m.layers)});
+      }
+      const JobCost ev = pipeline_cost(c, m, even);
+      if (!ev.feasible) continue;
+      EXPECT_LE(jp.cost.iteration_s, ev.iteration_s * (1 + 1e-12)) << "trial " << trial << " reverse " << reverse;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 10);
 }
 
 TEST(PlanPartition, ChainOrderStartsAtMostMemoryAndStaysInRegion) {
