@@ -191,6 +191,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         spec = cluster_spec.hulk47_spec()
     jobs = _job_list(args.jobs)
+    job_specs = jobs
+    if args.models:  # the user's models, looked up before the catalogue
+        from . import models
+        user = models.load_models(args.models)
+        job_specs = [models.get(name, user) for name in jobs]
+        jobs = [m.name for m in job_specs]
     default_cluster = args.cluster is None and args.generate is None
     if args.planner == "all":
         names = ["a", "b", "c", "search", "hulk"]
@@ -223,8 +229,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for k, name in enumerate(names):
         status(f"planning with {name} ({k + 1}/{len(names)})"
                + (f"; search time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
-        plans.append(planner_mod.plan(spec, jobs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
-                                      max_iterations=args.max_iterations))
+        plans.append(planner_mod.plan(spec, job_specs, name, time_limit_s=args.time_limit, seed=args.seed,
+                                      model=model, max_iterations=args.max_iterations))
     repaired = []
     if args.fail is not None or add is not None:
         for p in plans:
@@ -341,6 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "cluster) with Systems A/B/C, Search and Hulk, and compare them")
     p.add_argument("--jobs", default="paper4", help="paper4 (default: OPT-175B, T5-11B, GPT-2 1.5B, BERT-large), "
                                                     "paper6 (adds RoBERTa-large, XLNet-large) or names, comma-separated")
+    p.add_argument("--models", metavar="FILE", type=_path, help="JSON file of your own models (schema: hulk.models); "
+                   "--jobs names are looked up there before the catalogue")
     p.add_argument("--cluster", metavar="FILE", type=_path, help="cluster JSON file (schema: hulk.cluster_spec); default: the "
                                                      "bundled 47-server cluster")
     p.add_argument("--planner", default="all", choices=["all", "a", "b", "c", "search", "hulk", "table2"],

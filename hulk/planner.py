@@ -6,10 +6,16 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
 - ``"a"``, ``"b"``, ``"c"``: the paper's Systems A (data parallel on machines that fit the
   whole model), B (GPipe over all machines in id order) and C (Megatron tensor parallel over
   all machines); jobs run one after another on the whole cluster.
-- ``"search"``: a time-bounded optimiser of the cost model (greedy start, local search with
-  annealing); jobs run concurrently on disjoint machine groups.
+- ``"search"``: a time-bounded optimiser of the cost model (seven starts, among them Hulk's
+  plan and Systems A/B/C's machines, then local search with annealing); jobs run concurrently
+  on disjoint machine groups (or wait, as in Hulk's plan). It never returns a System's
+  sequential plan as its own: when it finds no feasible plan it says so in ``plan.notes``.
 - ``"hulk"``: a classification of machines into jobs (a trained :class:`hulk.GNN` when given,
-  else the stated region heuristic), then the paper's Algorithm 1, then pipeline partition.
+  else the stated region heuristic), then the paper's Algorithm 1, then each job's layout.
+
+Every concurrent planner lays out each job with ``best_pipeline`` (``csrc/plan/planners.h``):
+machines that cannot hold one layer get no stage, and the layer split, the stage order and the
+all-reduce ring minimise the job's whole iteration time.
 - ``"table2"``: the paper's own Table 2 assignment (the bundled 47-server cluster, 4 jobs).
 """
 

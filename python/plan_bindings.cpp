@@ -182,6 +182,29 @@ void bind_plan(py::module_& m) {
   m.def("plan_assignment", [](const Cluster& c, Jobs j, const std::vector<int64_t>& assignment,
                               const std::string& name) { return plan_assignment(c, j, assignment, name.c_str()); });
   m.def("heuristic_classes", &heuristic_classes);
+  m.def("best_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
+    py::gil_scoped_release release;
+    JobPlan j = best_pipeline(c, model, group);
+    py::gil_scoped_acquire acquire;
+    return job_to_dict(j);
+  });
+  m.def(
+      "pipeline_cost",
+      [](const Cluster& c, const ModelSpec& model, const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& reps) {
+        std::vector<Replica> rs;
+        for (const auto& r : reps) rs.push_back(Replica{r.first, r.second});
+        const JobCost jc = pipeline_cost(c, model, rs);
+        py::dict d;
+        d["feasible"] = jc.feasible;
+        d["reason"] = jc.reason;
+        d["iteration_s"] = jc.iteration_s;
+        return d;
+      },
+      py::arg("cluster"), py::arg("model"), py::arg("replicas"),
+      "The cost model on given replicas: [(machines, bounds), ...] as in a plan's 'replicas'");
+  m.def("bottleneck_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
+    return job_to_dict(bottleneck_pipeline(c, model, group));
+  });
   m.def("repair_without", [](const Cluster& c, const Plan& p, int64_t failed) {
     return repair_to_tuple(repair_without(c, p, failed));
   });

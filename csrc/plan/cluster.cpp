@@ -54,6 +54,7 @@ void validate(const std::vector<Machine>& machines, const std::vector<Link>& lin
       fail(machine_label(machines, i) + ": tflops must be finite and > 0, got " + num(m.tflops));
   }
   const int64_t n = static_cast<int64_t>(machines.size());
+  if (links.empty()) return;  // (a regional cluster: no N x N table, which would be 3.2 GB at 20,000 machines)
   // first link index seen for each unordered pair (a < b)
   std::vector<int64_t> seen(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
   for (size_t k = 0; k < links.size(); ++k) {

@@ -49,6 +49,13 @@ std::string num(double v) {
 
 
 
+// Why a pair cannot communicate, naming the rule that applied.
+std::string unreachable_why(const Cluster& c) {
+  return c.rule() == MissingLinkRule::Forbid
+             ? "no direct link, and missing links are forbidden (MissingLinkRule::Forbid)"
+             : "no path joins them: the cluster is disconnected (missing links are routed, MissingLinkRule::Route)";
+}
+
 void add_reason(JobCost& jc, const std::string& r) {
   if (!jc.reason.empty()) jc.reason += "; ";
   jc.reason += r;
@@ -88,6 +95,17 @@ std::string format_gb(double bytes) {
   os << bytes / 1e9 << " GB";
   return os.str();
 }
+
+double stage_compute_s(const ModelSpec& m, double n_layers, double b, double flops_per_s) {
+  return n_layers * (m.flops_per_token / static_cast<double>(m.layers)) * m.recompute_factor() * b *
+         static_cast<double>(m.seq_len) / flops_per_s;
+}
+
+double stage_optimizer_s(const ModelSpec& m, double n_layers, double flops_per_s, const CostOptions& opts) {
+  return opts.optimizer_flops_per_param * m.params_per_layer() * n_layers / flops_per_s;
+}
+
+double gpipe_time(double sum, double bottleneck, int64_t micro_batches) { return sum + steady(micro_batches, bottleneck); }
 
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes) {
   if (!(bytes >= 0)) throw std::invalid_argument("allreduce_time: bytes must be >= 0, got " + num(bytes));
@@ -149,8 +167,6 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
   const double D = static_cast<double>(replicas.size());
   const int64_t mb = m.micro_batches;
   const double b = static_cast<double>(m.global_batch) / (D * static_cast<double>(mb));
-  const double seq = static_cast<double>(m.seq_len);
-  const double flops_per_layer_token = m.flops_per_token / static_cast<double>(L);
   const double boundary = m.boundary_bytes(b);
 
   JobCost jc;
@@ -169,13 +185,13 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       st.machine = i;
       st.first_layer = rep.bounds[s];
       st.last_layer = rep.bounds[s + 1];
-      st.compute_s = static_cast<double>(n_s) * flops_per_layer_token * m.recompute_factor() * b * seq / F;
+      st.compute_s = stage_compute_s(m, static_cast<double>(n_s), b, F);
       if (s + 1 < S) {
         const int64_t j = rep.machines[s + 1];
         if (!c.reachable(i, j))
           add_reason(jc, "replica " + std::to_string(r) + ": stages " + std::to_string(s) + " and " +
                              std::to_string(s + 1) + " are on " + c.label(i) + " and " + c.label(j) +
-                             ", which cannot communicate (no link, MissingLinkRule::Forbid)");
+                             ", which cannot communicate (" + unreachable_why(c) + ")");
         st.send_s = 2.0 * c.send_time(i, j, boundary);
       }
       st.memory_bytes = m.state_bytes(n_s) + m.stage_activation_bytes(n_s, b, mb);
@@ -194,11 +210,11 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
         c_star = st.compute_s;
         x_star = st.send_s;
       }
-      t_opt = std::max(t_opt, opts.optimizer_flops_per_param * m.params_per_layer() * static_cast<double>(n_s) / F);
+      t_opt = std::max(t_opt, stage_optimizer_s(m, static_cast<double>(n_s), F, opts));
     }
-    const double compute = sum_c + steady(mb, c_star);
-    const double comm = sum_x + steady(mb, x_star);
-    const double pipe = compute + comm;  // = sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)
+    const double compute = gpipe_time(sum_c, c_star, mb);  // the replica's compute share
+    const double comm = gpipe_time(sum_x, x_star, mb);      // and its communication share
+    const double pipe = compute + comm;  // = gpipe_time(sum_s (C_s + X_s), C_s* + X_s*, m)
     if (pipe > worst_pipe) {
       worst_pipe = pipe;
       worst_compute = compute;
@@ -216,7 +232,7 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       const auto gap = ring_gap(c, ring);
       if (gap.first >= 0)
         add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + c.label(gap.first) + " and " +
-                           c.label(gap.second) + " cannot communicate (no link, MissingLinkRule::Forbid)");
+                           c.label(gap.second) + " cannot communicate (" + unreachable_why(c) + ")");
       const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
       t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
     }
@@ -266,7 +282,7 @@ JobCost tensor_parallel_cost(const Cluster& c, const ModelSpec& m, const std::ve
   const auto gap = ring_gap(c, machines);
   if (gap.first >= 0)
     add_reason(jc, "tensor-parallel ring: " + c.label(gap.first) + " and " + c.label(gap.second) +
-                       " cannot communicate (no link, MissingLinkRule::Forbid)");
+                       " cannot communicate (" + unreachable_why(c) + ")");
   const double t_ar = allreduce_time(c, machines, b * seq * static_cast<double>(m.hidden) * 2.0);
 
   jc.feasible = jc.reason.empty();

@@ -78,6 +78,14 @@ struct CostOptions {
 
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes);
 
+// The per-stage formulas above, shared by pipeline_cost and the layer split (split.cpp):
+// C_s of n layers at b sequences per micro-batch on a machine of F FLOP/s (recomputation
+// included), the optimiser step of n layers on it, and GPipe's
+// sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s) from the sum and the maximum.
+double stage_compute_s(const ModelSpec& m, double n_layers, double b, double flops_per_s);
+double stage_optimizer_s(const ModelSpec& m, double n_layers, double flops_per_s, const CostOptions& opts);
+double gpipe_time(double sum, double bottleneck, int64_t micro_batches);
+
 // "84.13 GB" (4 significant digits, 1 GB = 1e9 bytes): how messages state memory.
 std::string format_gb(double bytes);
 

@@ -137,13 +137,19 @@ Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::
   for (int64_t j : jobs_by_need(jobs)) {
     std::vector<int64_t> g = group(j);
     while (!fits(j, g)) {
-      // Candidates: idle machines first, then machines of other groups; closest first.
-      std::vector<std::pair<std::pair<int, double>, int64_t>> cand;
+      // Candidates: machines that help, i.e. hold at least one layer of the job and can
+      // reach the group; idle machines first, then machines of other groups; within each,
+      // in order of usefulness (the layers a machine holds, most first), then closest first.
+      const ModelSpec& m = jobs[static_cast<size_t>(j)];
+      const double b_min = micro_batch(m, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
+      std::vector<std::pair<std::tuple<int, int64_t, double>, int64_t>> cand;
       for (int64_t x = 0; x < c.size(); ++x) {
         const int64_t o = assign[static_cast<size_t>(x)];
         if (o == j || (o >= 0 && waiting[static_cast<size_t>(o)])) continue;
+        const int64_t held = layers_that_fit(m, b_min, capacity_bytes(c, x));
+        if (held < 1 || (!g.empty() && !c.reachable(g.front(), x))) continue;  // useless to this job
         const double d = g.empty() ? -capacity_bytes(c, x) : distance(x, g);  // empty group: most memory first
-        cand.push_back({{o < 0 ? 0 : 1, d}, x});
+        cand.push_back({{o < 0 ? 0 : 1, -held, d}, x});
       }
       std::sort(cand.begin(), cand.end());
       int64_t taken = -1;
@@ -214,8 +220,10 @@ Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::
     }
     jp = best_pipeline(c, m, all);
     if (!jp.cost.feasible) {
-      p.notes.push_back(job_label(jobs, j) + " does not fit even on the whole cluster: " + jp.cost.reason);
-      p.jobs[static_cast<size_t>(j)] = std::move(jp);
+      // Reported without machines: an infeasible job never lists machines others use.
+      const std::string why = "does not fit even on the whole cluster: " + jp.cost.reason;
+      p.notes.push_back(job_label(jobs, j) + " " + why);
+      p.jobs[static_cast<size_t>(j)] = infeasible_job(m, why, std::max(jp.cost.memory_shortfall_bytes, 1.0));
       continue;
     }
     Slot merged{all, 0, -1};
@@ -235,6 +243,8 @@ Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::
   for (size_t j = 0; j < J; ++j)
     if (!p.jobs[j].cost.feasible && !waiting[j])
       p.notes.push_back(job_label(jobs, static_cast<int64_t>(j)) + " infeasible: " + p.jobs[j].cost.reason);
+  const std::vector<std::string> facts = cluster_facts(c, jobs);
+  p.notes.insert(p.notes.begin(), facts.begin(), facts.end());
   p.schedule(waits);
   p.planning_s = seconds_since(t0);
   return p;

@@ -21,108 +21,6 @@ using namespace detail;
 
 namespace {
 
-// ---- layer split by dynamic programming -------------------------------------------------
-
-// What the DP needs to know about one stage position: compute time per layer, the send
-// time after it (X_s) and how many layers fit in its memory.
-struct StageParams {
-  double compute_per_layer = 0;
-  double send = 0;
-  int64_t max_layers = 0;
-};
-
-// Largest n such that a stage of n layers fits in `cap` bytes (cost.h's stage memory:
-// state_bytes(n) + stage_activation_bytes(n, b, m)).
-int64_t layers_that_fit(const ModelSpec& m, double b, double cap) {
-  int64_t n = 0;
-  while (n < m.layers) {
-    // Same expression, same evaluation order as pipeline_cost, so both agree at the edge.
-    const double need = m.state_bytes(n + 1) + m.stage_activation_bytes(n + 1, b, m.micro_batches);
-    if (need > cap) break;
-    ++n;
-  }
-  return n;
-}
-
-// Stage parameters for D replicas that share one layer split: each position takes its
-// worst replica (slowest machine, slowest link, least memory), so any split the DP accepts
-// fits every replica and its bottleneck bounds every replica's.
-std::vector<StageParams> stage_params(const Cluster& c, const ModelSpec& m,
-                                      const std::vector<std::vector<int64_t>>& chains, int64_t replicas) {
-  const size_t S = chains.front().size();
-  const double b = micro_batch(m, replicas);
-  const double flops_per_layer =
-      m.flops_per_token / static_cast<double>(m.layers) * m.recompute_factor() * b * static_cast<double>(m.seq_len);
-  const double bytes = m.boundary_bytes(b);
-  std::vector<StageParams> p(S);
-  for (size_t s = 0; s < S; ++s) {
-    double cap = kInf;
-    for (const auto& ch : chains) {
-      const int64_t i = ch[s];
-      p[s].compute_per_layer = std::max(p[s].compute_per_layer, flops_per_layer / (c.machine(i).tflops * 1e12));
-      if (s + 1 < S) p[s].send = std::max(p[s].send, 2.0 * c.send_time(i, ch[s + 1], bytes));
-      cap = std::min(cap, capacity_bytes(c, i));
-    }
-    p[s].max_layers = layers_that_fit(m, b, cap);
-  }
-  // An unreachable pair makes every split infeasible (each stage holds a layer, so every
-  // X_s is paid); plan the memory anyway and let pipeline_cost report the reason.
-  for (auto& q : p)
-    if (!std::isfinite(q.send)) q.send = 0;
-  return p;
-}
-
-// Minimises the bottleneck max_s (n_s c_s + x_s), then, among splits reaching it, the sum
-// (the fill/drain part of T_pipe). Two passes keep both exact. O(S L^2).
-std::vector<int64_t> split_dp(const std::vector<StageParams>& p, int64_t L) {
-  const int64_t S = static_cast<int64_t>(p.size());
-  if (S == 0 || S > L) return {};
-  auto cost = [&](int64_t s, int64_t n) { return static_cast<double>(n) * p[static_cast<size_t>(s)].compute_per_layer + p[static_cast<size_t>(s)].send; };
-  auto at = [&](std::vector<double>& v, int64_t s, int64_t l) -> double& { return v[static_cast<size_t>(s * (L + 1) + l)]; };
-  // Stage s may end at layer l' only if the S - s - 1 later stages can still get a layer each.
-  std::vector<double> f(static_cast<size_t>((S + 1) * (L + 1)), kInf);
-  at(f, 0, 0) = 0;
-  for (int64_t s = 0; s < S; ++s) {
-    for (int64_t l = s; l <= L - (S - s); ++l) {
-      const double here = at(f, s, l);
-      if (here == kInf) continue;
-      const int64_t n_hi = std::min(p[static_cast<size_t>(s)].max_layers, L - l - (S - s - 1));
-      for (int64_t n = 1; n <= n_hi; ++n) {
-        double& dst = at(f, s + 1, l + n);
-        dst = std::min(dst, std::max(here, cost(s, n)));
-      }
-    }
-  }
-  const double bottleneck = at(f, S, L);
-  if (bottleneck == kInf) return {};
-  const double limit = bottleneck * (1 + 1e-12) + 1e-300;
-  std::vector<double> g(f.size(), kInf);
-  std::vector<int64_t> from(f.size(), -1);
-  at(g, 0, 0) = 0;
-  for (int64_t s = 0; s < S; ++s) {
-    for (int64_t l = s; l <= L - (S - s); ++l) {
-      const double here = at(g, s, l);
-      if (here == kInf) continue;
-      const int64_t n_hi = std::min(p[static_cast<size_t>(s)].max_layers, L - l - (S - s - 1));
-      for (int64_t n = 1; n <= n_hi; ++n) {
-        const double cst = cost(s, n);
-        if (cst > limit) break;  // cost grows with n
-        const size_t k = static_cast<size_t>((s + 1) * (L + 1) + l + n);
-        if (here + cst < g[k]) {
-          g[k] = here + cst;
-          from[k] = l;
-        }
-      }
-    }
-  }
-  std::vector<int64_t> bounds(static_cast<size_t>(S + 1));
-  bounds[static_cast<size_t>(S)] = L;
-  for (int64_t s = S; s > 0; --s) {
-    bounds[static_cast<size_t>(s - 1)] = from[static_cast<size_t>(s * (L + 1) + bounds[static_cast<size_t>(s)])];
-  }
-  return bounds;
-}
-
 // S stages over L layers, sizes proportional to weights, each stage at least one layer.
 std::vector<int64_t> proportional_bounds(const std::vector<double>& w, int64_t L) {
   const int64_t S = static_cast<int64_t>(w.size());
@@ -142,6 +40,18 @@ std::vector<int64_t> proportional_bounds(const std::vector<double>& w, int64_t L
 
 
 }  // namespace
+
+std::vector<std::vector<int64_t>> detail::reach_groups(const Cluster& c, std::vector<int64_t> ms) {
+  std::vector<std::vector<int64_t>> out;
+  while (!ms.empty()) {
+    std::vector<int64_t> in, rest;
+    const int64_t h = ms.front();
+    for (int64_t x : ms) (c.reachable(h, x) ? in : rest).push_back(x);
+    out.push_back(std::move(in));
+    ms.swap(rest);
+  }
+  return out;
+}
 
 // ---- building blocks --------------------------------------------------------------------------
 
@@ -181,30 +91,95 @@ std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, cons
   for (int64_t i : chain)
     if (i < 0 || i >= c.size()) throw std::invalid_argument("partition_layers: machine " + std::to_string(i) + " out of range");
   if (chain.empty()) return {};
-  return split_dp(stage_params(c, m, {chain}, replicas), m.layers);
+  return optimise_split(split_problem(c, m, {chain}, CostOptions{}, replicas));
 }
 
-JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
+namespace {
+
+// Open-path 2-opt on a stage order: reverses segments while the path's total send time of
+// `bytes` falls (links are symmetric, so only the two end edges change). At most 4 passes.
+void two_opt(const Cluster& c, std::vector<int64_t>& path, double bytes) {
+  const size_t n = path.size();
+  if (n < 3 || n > 256) return;
+  auto w = [&](size_t a, size_t b) { return c.send_time(path[a], path[b], bytes); };
+  for (int pass = 0; pass < 4; ++pass) {
+    bool improved = false;
+    for (size_t i = 0; i + 1 < n; ++i)
+      for (size_t j = i + 1; j < n; ++j) {
+        double before = 0, after = 0;
+        if (i > 0) { before += w(i - 1, i); after += w(i - 1, j); }
+        if (j + 1 < n) { before += w(j, j + 1); after += w(i, j + 1); }
+        if (after < before * (1 - 1e-12)) {
+          std::reverse(path.begin() + static_cast<std::ptrdiff_t>(i), path.begin() + static_cast<std::ptrdiff_t>(j + 1));
+          improved = true;
+        }
+      }
+    if (!improved) break;
+  }
+}
+
+constexpr int64_t kAllOrders = 4;  // pipelines of at most this many stages try every stage order
+constexpr double kOrderExhaustive = 256;  // splits enumerated per order (beyond: the exact-greedy path)
+
+// Replica counts tried: every D up to 8, then growing by a quarter, and the largest.
+std::vector<int64_t> replica_counts(int64_t max_d) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= max_d; d = d < 8 ? d + 1 : (d * 5 + 3) / 4) out.push_back(d);
+  if (out.empty() || out.back() != max_d) out.push_back(max_d);
+  return out;
+}
+
+// A ring order of D replicas laid along a chain that avoids the long wrap-around edge:
+// 0, 2, 4, ..., then back down the odd ones (every ring neighbour at most two pieces away).
+std::vector<size_t> zigzag(size_t D) {
+  std::vector<size_t> o;
+  for (size_t r = 0; r < D; r += 2) o.push_back(r);
+  for (size_t r = (D % 2 == 0 ? D - 1 : D - 2); r >= 1 && r < D; r -= 2) o.push_back(r);
+  return o;
+}
+
+}  // namespace
+
+JobPlan bottleneck_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
   if (group.empty()) return infeasible_job(m, "no machines assigned", memory_need(m));
   const std::vector<int64_t> chain = chain_order(c, m, group);
   const int64_t n = static_cast<int64_t>(chain.size());
-  // A replica needs at least one sequence per micro-batch.
   const int64_t max_d = std::min<int64_t>(n, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
-
-  JobPlan best, least_bad;
-  bool have = false, have_bad = false;
+  JobPlan best = infeasible_job(m, "no split fits in memory (bottleneck layout)", memory_need(m));
   for (int64_t D = 1; D <= max_d; ++D) {
-    // Replicas are consecutive pieces of one chain, so each is geographically compact;
-    // the chain's tail (the machines farthest from its head) is what is left out.
     const int64_t k = std::min(n / D, m.layers);
     std::vector<std::vector<int64_t>> pieces(static_cast<size_t>(D));
-    for (int64_t r = 0; r < D; ++r)
-      pieces[static_cast<size_t>(r)].assign(chain.begin() + r * k, chain.begin() + (r + 1) * k);
-    const std::vector<int64_t> bounds = split_dp(stage_params(c, m, pieces, D), m.layers);
+    for (int64_t r = 0; r < D; ++r) pieces[static_cast<size_t>(r)].assign(chain.begin() + r * k, chain.begin() + (r + 1) * k);
+    const std::vector<int64_t> bounds = bottleneck_split(split_problem(c, m, pieces));
     if (bounds.empty()) continue;
     JobPlan jp;
     jp.model = m;
     for (auto& pc : pieces) jp.replicas.push_back(Replica{std::move(pc), bounds});
+    jp.cost = pipeline_cost(c, m, jp.replicas);
+    if (jp.cost.feasible && (!best.cost.feasible || jp.cost.iteration_s < best.cost.iteration_s)) best = std::move(jp);
+  }
+  return best;
+}
+
+namespace {
+
+// The layouts of best_pipeline on `usable` (machines of `group` that can hold a layer, all
+// able to reach each other); `group` only words the reason when nothing fits.
+JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
+                   const std::vector<int64_t>& usable, int64_t max_d) {
+  const int64_t n_all = static_cast<int64_t>(group.size());
+  const std::vector<int64_t> chain = chain_order(c, m, usable);
+
+  JobPlan best, least_bad;
+  bool have = false, have_bad = false;
+  int64_t too_small = n_all;  // machines that hold no layer at any D tried
+  auto try_layout = [&](const std::vector<std::vector<int64_t>>& reps, double exhaustive_limit = 4096) {
+    const SplitProblem sp = split_problem(c, m, reps);
+    const std::vector<int64_t> bounds = optimise_split(sp, exhaustive_limit);
+    if (bounds.empty()) return;
+    JobPlan jp;
+    jp.model = m;
+    for (const auto& r : reps) jp.replicas.push_back(Replica{r, bounds});
     jp.cost = pipeline_cost(c, m, jp.replicas);
     if (jp.cost.feasible) {
       if (!have || jp.cost.iteration_s < best.cost.iteration_s) {
@@ -215,28 +190,137 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
       least_bad = std::move(jp);
       have_bad = true;
     }
+  };
+  const std::vector<int64_t> grid = replica_counts(max_d);
+  for (int64_t D = 1; D <= max_d; ++D) {
+    // Every D gets the replica-major layout (as the bottleneck layout had); the D of the grid
+    // also get fewer stages, other ring and stage orders and the stage-major layout.
+    const bool all_layouts = std::binary_search(grid.begin(), grid.end(), D);
+    // A machine that cannot hold one layer at this micro-batch never holds a stage.
+    const double b = micro_batch(m, D);
+    std::vector<int64_t> ok;
+    for (int64_t i : chain)
+      if (layers_that_fit(m, b, capacity_bytes(c, i)) >= 1) ok.push_back(i);
+    too_small = std::min<int64_t>(too_small, n_all - static_cast<int64_t>(ok.size()));
+    const int64_t n = static_cast<int64_t>(ok.size());
+    if (n < D) continue;
+    const int64_t k = std::min(n / D, m.layers);
+    std::vector<int64_t> stage_counts{k};
+    if (k >= 4 && all_layouts) stage_counts.push_back((k + 1) / 2);  // fewer, fuller stages: fewer hops
+    for (int64_t S : stage_counts) {
+      // Replica-major: replicas are consecutive pieces of the chain (each compact); the
+      // chain's tail (farthest from its head) is what is left out.
+      std::vector<std::vector<int64_t>> pieces(static_cast<size_t>(D));
+      for (int64_t r = 0; r < D; ++r)
+        pieces[static_cast<size_t>(r)].assign(ok.begin() + r * S, ok.begin() + (r + 1) * S);
+      try_layout(pieces);
+      if (!all_layouts) continue;
+      if (D == 1) {
+        if (S <= kAllOrders) {  // few stages: every order
+          std::vector<int64_t> perm = pieces[0];
+          std::sort(perm.begin(), perm.end());
+          do try_layout({perm}, kOrderExhaustive);
+          while (std::next_permutation(perm.begin(), perm.end()));
+          continue;
+        }
+        // Stage order: 2-opt on the send times, and the reverse (the last stage sends nothing).
+        std::vector<int64_t> path = pieces[0];
+        two_opt(c, path, m.boundary_bytes(b));
+        if (path != pieces[0]) try_layout({path});
+        std::reverse(path.begin(), path.end());
+        try_layout({path});
+        continue;
+      }
+      if (D >= 3) {  // all-reduce ring without the long wrap-around edge
+        std::vector<std::vector<int64_t>> ring;
+        for (size_t r : zigzag(static_cast<size_t>(D))) ring.push_back(pieces[r]);
+        try_layout(ring);
+      }
+      if (S > 1) {
+        // Stage-major (DT-FM's stage groups): D consecutive chain machines form one stage's
+        // data-parallel group, so its all-reduce stays local; stage groups follow the chain.
+        std::vector<std::vector<int64_t>> reps(static_cast<size_t>(D), std::vector<int64_t>(static_cast<size_t>(S)));
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t r = 0; r < D; ++r) reps[static_cast<size_t>(r)][static_cast<size_t>(s)] = ok[static_cast<size_t>(s * D + r)];
+        try_layout(reps);
+      }
+    }
   }
-  if (have) return best;
+  if (have) {
+    // The winner's stages in reverse order too (the last stage sends nothing, so the order
+    // matters): the result is then never worse than the even split in either order.
+    std::vector<std::vector<int64_t>> reversed;
+    for (const Replica& r : best.replicas) reversed.emplace_back(r.machines.rbegin(), r.machines.rend());
+    try_layout(reversed);
+    return best;
+  }
   if (!have_bad) {
     // No split fits in memory: report one pipeline over the chain, layers in proportion to
     // memory, so the cost model states the shortfall.
-    const int64_t k = std::min(n, m.layers);
-    std::vector<int64_t> ms(chain.begin(), chain.begin() + k);
+    // Over the usable chain, or the group's largest machines when none can hold a layer.
+    std::vector<int64_t> pool = chain;
+    if (pool.empty()) {
+      pool = group;
+      std::stable_sort(pool.begin(), pool.end(), [&](int64_t a, int64_t b) { return capacity_bytes(c, a) > capacity_bytes(c, b); });
+    }
+    const int64_t k = std::min<int64_t>(static_cast<int64_t>(pool.size()), m.layers);
+    std::vector<int64_t> ms(pool.begin(), pool.begin() + k);
     std::vector<double> w;
     for (int64_t i : ms) w.push_back(capacity_bytes(c, i));
     least_bad.model = m;
     least_bad.replicas.push_back(Replica{ms, proportional_bounds(w, m.layers)});
     least_bad.cost = pipeline_cost(c, m, least_bad.replicas);
-    if (least_bad.cost.feasible) {  // cannot happen when the DP is exact; stay honest if it does
-      least_bad.cost.feasible = false;
-    }
+    least_bad.cost.feasible = false;  // the split found nothing that fits; stay honest
   }
   std::ostringstream why;
-  why << "no feasible pipeline on " << n << " machines (" << format_gb(group_memory(c, group)) << " of memory for a model needing at least "
-      << format_gb(memory_need(m)) << ")";
+  why << "no feasible pipeline on " << n_all << " machines (" << format_gb(group_memory(c, group))
+      << " of memory for a model needing at least " << format_gb(memory_need(m)) << ")";
+  if (too_small > 0)
+    why << "; " << too_small << " of them cannot hold one layer (" << format_gb(m.state_bytes(1)) << " of state plus activations)";
   if (!least_bad.cost.reason.empty()) why << ": " << least_bad.cost.reason;
   least_bad.cost.reason = why.str();
+  if (least_bad.cost.memory_shortfall_bytes <= 0) least_bad.cost.memory_shortfall_bytes = 1;
   return least_bad;
+}
+
+}  // namespace
+
+JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
+  if (group.empty()) return infeasible_job(m, "no machines assigned", memory_need(m));
+  const int64_t n_all = static_cast<int64_t>(group.size());
+  // A replica needs at least one sequence per micro-batch.
+  const int64_t max_d = std::min<int64_t>(n_all, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
+  // Machines that cannot hold one layer even at the smallest micro-batch are left out
+  // before the chain is ordered, so the chain does not wander through them.
+  std::vector<int64_t> usable;
+  for (int64_t i : group)
+    if (layers_that_fit(m, micro_batch(m, max_d), capacity_bytes(c, i)) >= 1) usable.push_back(i);
+  const std::vector<std::vector<int64_t>> parts = reach_groups(c, usable);
+  if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d);
+  // Machines that cannot reach each other never share a job: plan on each reachable set.
+  JobPlan best;
+  bool have = false;
+  size_t largest = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (group_memory(c, parts[k]) > group_memory(c, parts[largest])) largest = k;
+    if (group_memory(c, parts[k]) < memory_need(m)) continue;
+    JobPlan jp = layouts_on(c, m, parts[k], parts[k], std::min<int64_t>(max_d, static_cast<int64_t>(parts[k].size())));
+    if (jp.cost.feasible && (!have || jp.cost.iteration_s < best.cost.iteration_s)) {
+      best = std::move(jp);
+      have = true;
+    }
+  }
+  if (have) return best;
+  JobPlan bad = layouts_on(c, m, parts[largest], parts[largest],
+                           std::min<int64_t>(max_d, static_cast<int64_t>(parts[largest].size())));
+  std::ostringstream why;
+  why << "no feasible pipeline: the " << n_all << " machines fall into " << parts.size()
+      << " sets that cannot reach each other ("
+      << (c.rule() == MissingLinkRule::Forbid ? "missing links are forbidden" : "no path joins them; missing links are routed")
+      << "); the largest set has " << parts[largest].size() << " machines and " << format_gb(group_memory(c, parts[largest]))
+      << " for a model needing at least " << format_gb(memory_need(m)) << ": " << bad.cost.reason;
+  bad.cost.reason = why.str();
+  return bad;
 }
 
 }  // namespace hulk::plan

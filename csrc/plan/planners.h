@@ -15,17 +15,33 @@ namespace hulk::plan {
 // send_time of one micro-batch's boundary activations from the chain's end.
 std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines);
 
-// Layer split of one replica over a fixed machine chain by dynamic programming: minimises
-// the bottleneck max_s (C_s + X_s) subject to every stage fitting in memory, every stage
-// holding at least one layer. `replicas` (D) sets the micro-batch size b = B / (D m).
-// Returns bounds (size chain + 1) or an empty vector when no split fits.
+// Layer split of one pipeline over a fixed machine chain: minimises the pipeline's whole
+// iteration time as the cost model computes it (sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)
+// plus the optimiser step) subject to every stage fitting in memory and holding at least one
+// layer (split.cpp: exact on small cases, DP over that objective plus a bounded search
+// otherwise). `replicas` (D) sets the micro-batch size b = B / (D m). Returns bounds (size
+// chain + 1) or an empty vector when no split fits.
 std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& chain,
                                       int64_t replicas);
 
-// Best pipeline plan for a job on a machine group: tries D = 1.. replicas (machines split
-// into D chains of equal length, surplus machines left out), orders each chain, partitions
-// the layers, and keeps the cheapest feasible configuration.
+// Best pipeline plan for a job on a machine group. Machines that cannot hold one layer of
+// the job (state plus the stage's activations) never get a stage; the others are ordered
+// into a chain (chain_order). For D = 1..max replicas (every D up to 8, then growing by a
+// quarter) and S = n / D stages (and half as many, fuller ones) it tries layouts:
+// replica-major (each replica a consecutive piece of the chain; all-reduce ring in chain
+// order and in zigzag order), stage-major (each stage's D replicas are consecutive chain
+// machines, DT-FM's stage groups) and, for one replica, the stage order improved by 2-opt on
+// send times, its reverse, or every order when S <= 4. Each layout's split minimises the
+// job's whole iteration time, all-reduce included (split.cpp), and is never worse than the
+// even split; the cheapest feasible configuration wins, and its stages are then tried in
+// reverse order too. Machines not needed stay idle rather than make the job fail.
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
+
+// The layout the planner used before it optimised the whole cost, kept as the reference the
+// benchmark and tests measure best_pipeline against: every machine of the group in
+// chain_order, D = 1.. replicas as consecutive chain pieces of n / D machines, each split by
+// least bottleneck max_s (C_s + X_s) (then least sum); the cheapest feasible configuration.
+JobPlan bottleneck_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
 
 // ---- the paper's baselines (jobs one after another on the whole cluster) -------------------
 
@@ -45,8 +61,19 @@ struct SearchOptions {
   uint64_t seed = 0;
   int64_t max_iterations = 0;  // > 0: also stop after this many moves (same seed -> same plan)
 };
-// Greedy start, then local search (move a machine to another job or idle, swap two
-// machines) with simulated annealing on the makespan, until the time limit.
+// Several starts, in this order: each job on the fewest machines that fit it (machines by
+// the layers they hold; small groups, so quick at any size), System A's machines (each
+// machine that holds a whole model),
+// System B's contiguous blocks, System C's machines dealt round robin, one region group per
+// job (heuristic_classes), Hulk's own plan, and the greedy growth; each start then hands
+// idle machines to its bottleneck jobs while that helps. Then local search from the best start (move a machine to another job or idle, swap two machines) with simulated
+// annealing on the makespan. The clock is checked between starts (a start begins only if the
+// time left exceeds the longest start so far), inside the greedy ones and at every move: the
+// search stops at time_limit_s (plus the one step under way; the first start always runs). The result is never worse than the best start: the annealing
+// keeps the best assignment it saw, and Hulk's plan (which may make a job wait for another)
+// is returned when it beats every concurrent assignment. Systems A/B/C's sequential plans
+// are never returned as Search's: when no feasible plan is found the plan says so (notes),
+// naming any sequential baseline that would run.
 Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts = {});
 
 // Hulk's short local refinement (DESIGN section 6): the search's annealing moves started

@@ -159,6 +159,8 @@ Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std:
     std::vector<int64_t> g = sorted_machines(np.jobs[j]);
     g.push_back(x);
     with_x[j] = replan(nc, np.jobs[j], g);
+    const std::vector<int64_t> uses = with_x[j].machines();
+    if (std::find(uses.begin(), uses.end(), x) == uses.end()) continue;  // x would not get a stage
     const double before = job_time(np.jobs[j]), after = job_time(with_x[j]);
     gain[j] = after < before ? (std::isfinite(before) ? before - after : kInf) : 0;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -78,7 +79,8 @@ class Evaluator {
 // first) and gives it the idle machines closest to its group, in a batch of its own size,
 // halving the batch down to one machine until a batch shortens its time; a job no batch
 // helps is done. O(J log^2 N) evaluations; distances to each group are kept incrementally.
-void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign) {
+void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
+                 const std::function<bool()>& out_of_time) {
   const int64_t N = c.size();
   const size_t J = jobs.size();
   std::vector<std::vector<int64_t>> g = groups_of(assign, J);
@@ -91,6 +93,7 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
       for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
   };
   for (;;) {
+    if (out_of_time()) break;
     int64_t pick = -1;
     double worst = -1;
     for (size_t j = 0; j < J; ++j) {
@@ -119,7 +122,7 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
     };
     std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take), free.end(), closer);
     bool grew = false;
-    for (; take >= 1; take /= 2) {
+    for (; take >= 1 && !out_of_time(); take /= 2) {
       std::vector<int64_t> trial = g[j];
       trial.insert(trial.end(), free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take));
       std::sort(trial.begin(), trial.end());
@@ -140,10 +143,12 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
 // the most memory, adding the free machine closest to the group, until best_pipeline fits.
 // A job that cannot fit on every free machine takes none (so the others still can). Then
 // grow_groups hands out the idle machines.
-std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev) {
+std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
+                                       const std::function<bool()>& out_of_time) {
   const int64_t N = c.size();
   std::vector<int64_t> assign(static_cast<size_t>(N), -1);
   for (int64_t j : jobs_by_need(jobs)) {
+    if (out_of_time()) return assign;
     const ModelSpec& m = jobs[static_cast<size_t>(j)];
     std::vector<int64_t> g;
     std::vector<uint8_t> in(static_cast<size_t>(N), 0);
@@ -151,7 +156,7 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
     double mem = 0;
     bool ok = false;
     size_t next_test = 0;
-    while (!ok) {
+    while (!ok && !out_of_time()) {
       int64_t pick = -1;
       double best = kInf;
       for (int64_t x = 0; x < N; ++x) {
@@ -178,7 +183,58 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
     if (ok)
       for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
   }
-  grow_groups(c, jobs, ev, assign);
+  grow_groups(c, jobs, ev, assign, out_of_time);
+  return assign;
+}
+
+// Each job on the fewest machines that fit it: jobs by decreasing memory need take free
+// machines in order of the layers each can hold (most first; ties: faster, lower id) until
+// best_pipeline finds a feasible plan, testing at sizes growing by a quarter. A job that does
+// not fit on every free machine takes none.
+std::vector<int64_t> fewest_machines_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
+                                                const std::function<bool()>& out_of_time) {
+  const int64_t N = c.size();
+  std::vector<int64_t> assign(static_cast<size_t>(N), -1);
+  for (int64_t j : jobs_by_need(jobs)) {
+    if (out_of_time()) break;
+    const ModelSpec& m = jobs[static_cast<size_t>(j)];
+    const double b = micro_batch(m, 1);
+    std::vector<std::pair<int64_t, int64_t>> by_use;  // (-layers it holds, id)
+    for (int64_t x = 0; x < N; ++x)
+      if (assign[static_cast<size_t>(x)] < 0) {
+        const int64_t k = layers_that_fit(m, b, capacity_bytes(c, x));
+        if (k > 0) by_use.push_back({-k, x});
+      }
+    std::stable_sort(by_use.begin(), by_use.end(), [&](const auto& a, const auto& q) {
+      if (a.first != q.first) return a.first < q.first;
+      return c.machine(a.second).tflops > c.machine(q.second).tflops;
+    });
+    std::vector<int64_t> g;
+    int64_t held = 0;
+    size_t next_test = 0;
+    bool ok = false;
+    for (const auto& u : by_use) {
+      g.insert(std::upper_bound(g.begin(), g.end(), u.second), u.second);
+      held -= u.first;
+      if (held >= m.layers && g.size() >= next_test) {
+        ok = ev.job(static_cast<size_t>(j), g).feasible;
+        next_test = g.size() + std::max<size_t>(1, g.size() / 4);
+        if (ok || out_of_time()) break;
+      }
+    }
+    if (!ok && !g.empty() && !out_of_time()) ok = ev.job(static_cast<size_t>(j), g).feasible;
+    if (ok)
+      for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
+  }
+  return assign;
+}
+
+// System C's machines as a concurrent start: every machine, dealt to the jobs round robin in
+// id order (C runs each job on all of them; concurrently they must be shared).
+std::vector<int64_t> round_robin_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs) {
+  std::vector<int64_t> assign(static_cast<size_t>(c.size()), -1);
+  if (jobs.empty()) return assign;
+  for (int64_t x = 0; x < c.size(); ++x) assign[static_cast<size_t>(x)] = x % static_cast<int64_t>(jobs.size());
   return assign;
 }
 
@@ -299,55 +355,104 @@ std::vector<int64_t> disjoint_assignment(const Cluster& c, const Plan& p) {
 
 Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
   const auto t0 = Clock::now();
+  const auto out_of_time = [&] { return seconds_since(t0) >= opts.time_limit_s; };
   Evaluator ev(c, jobs);
 
-  // Starting candidates; the best one seeds the local search.
-  const Plan hulk = plan_hulk(c, jobs, heuristic_classes(c, jobs));
-  std::vector<std::pair<std::string, std::vector<int64_t>>> starts = {
-      {"greedy", greedy_assignment(c, jobs, ev)},
-      {"contiguous blocks", block_assignment(c, jobs)},
-      {"whole-model machines", whole_model_assignment(c, jobs)},
-  };
-  // Hulk's groups are a start too when no job waits (waiting jobs share machines).
-  if (auto a = disjoint_assignment(c, hulk); !a.empty()) starts.push_back({"hulk", std::move(a)});
+  // Starts, cheapest first, each only while time is left (the first always runs, so there
+  // is a plan). The best one seeds the annealing.
   std::vector<int64_t> cur;
   Score cur_s;
   std::string start_name;
-  for (auto& st : starts) {
-    const Score s = ev.score(st.second);
+  std::vector<std::string> tried, skipped;
+  std::vector<int64_t> hulk_start;
+  double longest = 0;  // the longest start so far: one that may not finish in time is skipped
+  auto add = [&](const std::string& name, const std::function<std::vector<int64_t>()>& make) {
+    if (!cur.empty() && seconds_since(t0) + longest >= opts.time_limit_s) {
+      skipped.push_back(name);
+      return;
+    }
+    const auto ts = Clock::now();
+    std::vector<int64_t> a = make();
+    grow_groups(c, jobs, ev, a, out_of_time);  // idle machines to the bottleneck jobs while that helps
+    const Score s = ev.score(a);
+    tried.push_back(name);
+    longest = std::max(longest, seconds_since(ts));
+    if (name == "Hulk") hulk_start = a;
     if (cur.empty() || s < cur_s) {
-      cur = st.second;
+      cur = std::move(a);
       cur_s = s;
-      start_name = st.first;
+      start_name = name;
     }
-  }
-  const Walk walk = anneal(c, jobs, ev, cur, opts, t0);
-  const std::vector<int64_t>& best = walk.best;
-  const int64_t it = walk.moves;
+  };
+  add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, out_of_time); });
+  add("System A's machines", [&] { return whole_model_assignment(c, jobs); });
+  add("System B's blocks", [&] { return block_assignment(c, jobs); });
+  add("System C's machines dealt round robin", [&] { return round_robin_assignment(c, jobs); });
+  std::vector<int64_t> regions;
+  add("per region", [&] { return regions = heuristic_classes(c, jobs); });
+  // Hulk's own plan (region heuristic, Algorithm 1): a start when its groups are disjoint,
+  // and a candidate as it is (it may make a job wait for another).
+  Plan hulk;
+  bool have_hulk = false;
+  add("Hulk", [&] {
+    hulk = plan_hulk(c, jobs, regions.empty() ? heuristic_classes(c, jobs) : regions);
+    have_hulk = true;
+    std::vector<int64_t> a = disjoint_assignment(c, hulk);
+    return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
+  });
+  add("greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time); });
 
-  Plan p = plan_from_assignment(c, jobs, best, "search");
-  const std::string summary =
-      "search: started from the " + start_name + " assignment, " + std::to_string(it) + " local-search moves";
-  // Safeguard: the paper's sequential baselines and Hulk's plan (which may make jobs wait)
-  // are outside the space of concurrent assignments; return whichever is best.
-  Score s = score_of(p);
-  for (const Plan* other : {&hulk}) {
-    if (score_of(*other) < s) {
-      s = score_of(*other);
-      p = *other;
+  // Two walks when Hulk's start is not the best one: from the best start, then from Hulk's
+  // (what Hulk's own refinement does), each with half of the time and moves left.
+  Walk walk;
+  if (!hulk_start.empty() && hulk_start != cur) {
+    SearchOptions half = opts;
+    half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
+    if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
+    walk = anneal(c, jobs, ev, cur, half, t0);
+    SearchOptions rest = opts;
+    if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
+    Walk second = anneal(c, jobs, ev, hulk_start, rest, t0);
+    walk.moves += second.moves;
+    if (second.score < walk.score) {
+      walk.best = std::move(second.best);
+      walk.score = second.score;
     }
+    start_name += " start and from Hulk's";
+  } else {
+    start_name += " start";
   }
-  for (Plan q : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs)}) {
-    if (score_of(q) < s) {
-      s = score_of(q);
-      p = std::move(q);
-    }
-  }
-  if (p.planner != "search") {
-    p.notes.push_back("search: the " + p.planner + " plan beat every concurrent assignment found; returned as is");
+  if (walk.best.empty()) walk = anneal(c, jobs, ev, cur, opts, t0);
+  Plan p = plan_from_assignment(c, jobs, walk.best, "search");
+  std::ostringstream summary;
+  summary << "search: local search from the best of " << tried.size() << " starts";
+  if (!skipped.empty()) summary << " (no time left for " << skipped.size() << " more)";
+  summary << ", the " << start_name << ", " << walk.moves << " local-search moves";
+  bool from_hulk = false;
+  if (have_hulk && score_of(hulk) < score_of(p)) {
+    from_hulk = true;
+    p = hulk;
     p.planner = "search";
+    p.notes.insert(p.notes.begin(), "search: Hulk's plan (a start, with jobs waiting for others) beat every "
+                                    "concurrent assignment found; returned as is");
   }
-  p.notes.insert(p.notes.begin(), summary);
+  p.notes.insert(p.notes.begin(), summary.str());
+  if (!from_hulk) {  // Hulk's plan carries the facts otherwise
+    const std::vector<std::string> facts = cluster_facts(c, jobs);
+    p.notes.insert(p.notes.begin() + 1, facts.begin(), facts.end());
+  }
+  if (!p.feasible()) {
+    // Say so, and whether a sequential baseline would run: Search does not return it.
+    std::string seq;
+    for (Plan q : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs)})
+      if (q.feasible()) {
+        std::ostringstream o;
+        o << q.planner << " (jobs one after another on the whole cluster, " << q.makespan_s / 3600 << " h)";
+        seq += (seq.empty() ? "" : ", ") + o.str();
+      }
+    p.notes.push_back("search: no feasible plan found" + std::string(seq.empty() ? "" : "; feasible sequential plans: " + seq +
+                                                                                          ", not returned as Search's"));
+  }
   p.planning_s = seconds_since(t0);
   return p;
 }
@@ -358,7 +463,7 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
   std::vector<int64_t> start = disjoint_assignment(c, p);
   if (start.empty() || p.jobs.size() != jobs.size()) return p;
   Evaluator ev(c, jobs);
-  grow_groups(c, jobs, ev, start);  // idle machines to the bottleneck jobs, then annealing
+  grow_groups(c, jobs, ev, start, [&] { return seconds_since(t0) >= opts.time_limit_s; });  // idle machines to the bottleneck jobs, then annealing
   const Walk walk = anneal(c, jobs, ev, std::move(start), opts, t0);
   std::ostringstream what;
   what << "refinement: idle machines given to bottleneck jobs, then " << walk.moves << " local-search moves";

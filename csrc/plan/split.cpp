@@ -1,0 +1,436 @@
+// The layer split of one job over fixed machines, optimised on the job's whole iteration
+// time (detail.h: SplitProblem, split_objective, optimise_split).
+//
+// The objective is the cost model's (cost.h) for D replicas sharing one split n_0..n_{S-1}:
+//   T(n) = max_r [ sum_s (n_s c_rs + x_rs) + (m - 1) max_s (n_s c_rs + x_rs) ]   GPipe, slowest replica
+//        + max_s (a_s + b_s n_s)                                                 gradient all-reduce (D > 1)
+//        + max_s o_s n_s                                                          optimiser step
+// with c_rs the compute time per layer of replica r's stage s, x_rs its send time, a_s + b_s n
+// the ring all-reduce of n layers' gradients at position s (allreduce_time is linear in the
+// bytes, so a_s = allreduce_time(ring_s, 0) and b_s its increase per layer) and o_s the slowest
+// replica's optimiser time per layer. Every term is taken from pipeline_cost's own formulas
+// (stage_compute_s, stage_optimizer_s, gpipe_time, allreduce_time in cost.h), so T equals
+// pipeline_cost(...).iteration_s up to rounding.
+//
+// Search, in order:
+// 1. Small spaces (at most `exhaustive_limit` splits, scaled by 4 / D beyond 4 replicas;
+//    caps on layers per stage respected): every split is evaluated; the result is exact.
+// 2. Otherwise an exact solver of the pipeline part with a bounded search around it:
+//    - for a threshold tau on the pipeline bottleneck, the split of least
+//      sum_s (n_s c_s + x_s) with every stage at most tau is a greedy (the sum is linear in n
+//      under per-stage caps: one layer each, then the rest to the stages of least c_s), and
+//      the least feasible tau is found by binary search over the stage values n c_s + x_s;
+//      so for one replica min over tau of sum + (m - 1) tau is exact when every tau up to
+//      tau* + (sum(tau*) - least sum) / (m - 1) is tried (beyond it (m - 1) tau alone loses);
+//      at most kMaxTau thresholds are tried, spread evenly, and c, x are the worst replica's;
+//    - the all-reduce maximum is enumerated as a cap on layers per stage (n_s <= cap_s):
+//      first no cap, then the levels that admit a split and can still win (level plus a
+//      lower bound of the pipeline part below the best so far), at most kMaxArLevels of them
+//      spread evenly;
+//    - candidates are compared on the exact T up to kExactCandidates replicas, beyond that on
+//      the worst replica's c and x (O(S) each; exact when the replicas are alike); the exact T
+//      then picks among the best of them, the even split and
+//      the least-bottleneck split (bottleneck_split, the planner's old objective), so the
+//      result is never worse than either;
+//    - the best candidate is polished by moving single layers between neighbouring stages
+//      while T decreases (first improvement, at most kMaxPolish rounds; moves judged on the
+//      worst-replica proxy when D S > kExactPolish, kept only if the exact T agrees), which
+//      also takes care of the optimiser term.
+#include "detail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hulk::plan::detail {
+
+namespace {
+
+constexpr size_t kMaxArLevels = 8;
+constexpr size_t kMaxTau = 16;
+constexpr int kMaxPolish = 64;
+constexpr size_t kExactPolish = 128;  // D S up to which the polish uses the exact T
+constexpr size_t kExactCandidates = 2;  // D up to which DP candidates are compared on the exact T
+
+// Number of compositions of L into S positive parts, saturated at `limit` + 1.
+double compositions(int64_t L, int64_t S, double limit) {
+  // C(L - 1, S - 1)
+  double r = 1;
+  const int64_t k = std::min(S - 1, L - S);
+  for (int64_t i = 1; i <= k; ++i) {
+    r = r * static_cast<double>(L - 1 - k + i) / static_cast<double>(i);
+    if (r > limit) return limit + 1;
+  }
+  return r;
+}
+
+// Most layers stage s may hold with n c + x <= tau and n <= cap (n c + x grows with n).
+int64_t most_layers(double c, double x, int64_t cap, double tau) {
+  if (x > tau) return 0;
+  if (c <= 0) return cap;
+  double k = std::floor((tau - x) / c);
+  if (k >= static_cast<double>(cap)) return cap;
+  int64_t n = static_cast<int64_t>(std::max(0.0, k));
+  const double limit = tau * (1 + 1e-12) + 1e-300;  // the threshold itself is a stage's value
+  while (n < cap && static_cast<double>(n + 1) * c + x <= limit) ++n;
+  return n;
+}
+
+// Least sum_s (n_s c_s + x_s) with n_s in [1, cap_s], sum n_s = L and every n_s c_s + x_s <=
+// tau. Exact by a greedy: the sum is sum_s x_s + sum_s n_s c_s, linear in n under per-stage
+// caps, so after one layer each the remaining layers go to the stages of least c_s first
+// (`order`: stages by increasing c). O(S). Returns bounds, or empty when no split qualifies.
+std::vector<int64_t> min_sum_split(const std::vector<double>& c, const std::vector<double>& x,
+                                   const std::vector<int64_t>& cap, int64_t L, double tau,
+                                   const std::vector<size_t>& order) {
+  const size_t S = c.size();
+  std::vector<int64_t> n(S, 1);
+  int64_t rest = L - static_cast<int64_t>(S);
+  std::vector<int64_t> u(S);
+  for (size_t s = 0; s < S; ++s) {
+    u[s] = most_layers(c[s], x[s], cap[s], tau);
+    if (u[s] < 1) return {};
+  }
+  for (size_t s : order) {
+    const int64_t add = std::min(u[s] - 1, rest);
+    n[s] += add;
+    rest -= add;
+  }
+  if (rest > 0) return {};
+  std::vector<int64_t> bounds(S + 1, 0);
+  for (size_t s = 0; s < S; ++s) bounds[s + 1] = bounds[s] + n[s];
+  return bounds;
+}
+
+// The stage values n c_s + x_s (n = 1..cap_s) in increasing order, without repeats: every
+// value the pipeline's bottleneck can take.
+std::vector<double> stage_values(const std::vector<double>& c, const std::vector<double>& x,
+                                 const std::vector<int64_t>& cap, int64_t L) {
+  std::vector<double> v;
+  for (size_t s = 0; s < c.size(); ++s)
+    for (int64_t n = 1; n <= std::min(cap[s], L); ++n) v.push_back(static_cast<double>(n) * c[s] + x[s]);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// Least bottleneck max_s (n_s c_s + x_s) with n_s in [1, cap_s]; +inf when none. A split
+// under tau exists iff every stage can hold a layer and the most layers under tau add up to
+// L, which is monotone in tau: binary search over the stage values.
+double min_bottleneck(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& cap,
+                      int64_t L, const std::vector<double>& values) {
+  auto ok = [&](double tau) {
+    int64_t total = 0;
+    for (size_t s = 0; s < c.size(); ++s) {
+      const int64_t u = most_layers(c[s], x[s], cap[s], tau);
+      if (u < 1) return false;
+      total += u;
+    }
+    return total >= L;
+  };
+  size_t lo = 0, hi = values.size();
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (ok(values[mid])) hi = mid; else lo = mid + 1;
+  }
+  return lo < values.size() ? values[lo] : kInf;
+}
+
+double sum_of(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& b) {
+  double s = 0;
+  for (size_t k = 0; k + 1 < b.size(); ++k) s += static_cast<double>(b[k + 1] - b[k]) * c[k] + x[k];
+  return s;
+}
+
+bool within_caps(const std::vector<int64_t>& b, const std::vector<int64_t>& cap) {
+  for (size_t k = 0; k + 1 < b.size(); ++k)
+    if (b[k + 1] - b[k] < 1 || b[k + 1] - b[k] > cap[k]) return false;
+  return true;
+}
+
+}  // namespace
+
+SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vector<std::vector<int64_t>>& replicas,
+                           const CostOptions& opts, int64_t batch_replicas) {
+  SplitProblem p;
+  p.layers = m.layers;
+  p.micro_batches = m.micro_batches;
+  const size_t D = replicas.size();
+  const size_t S = D ? replicas.front().size() : 0;
+  const double b = micro_batch(m, batch_replicas > 0 ? batch_replicas : static_cast<int64_t>(D));
+  // The cost model's per-stage formulas (cost.h), per layer.
+  const double boundary = m.boundary_bytes(b);
+  p.c.assign(D, std::vector<double>(S, 0));
+  p.x.assign(D, std::vector<double>(S, 0));
+  p.o.assign(S, 0);
+  p.ar_a.assign(S, 0);
+  p.ar_b.assign(S, 0);
+  p.max_layers.assign(S, m.layers);
+  for (size_t r = 0; r < D; ++r)
+    for (size_t s = 0; s < S; ++s) {
+      const int64_t i = replicas[r][s];
+      const double F = c.machine(i).tflops * 1e12;
+      p.c[r][s] = stage_compute_s(m, 1.0, b, F);
+      if (s + 1 < S) p.x[r][s] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
+      p.o[s] = std::max(p.o[s], stage_optimizer_s(m, 1.0, F, opts));
+      p.max_layers[s] = std::min(p.max_layers[s], layers_that_fit(m, b, capacity_bytes(c, i)));
+    }
+  if (D > 1)
+    for (size_t s = 0; s < S; ++s) {
+      std::vector<int64_t> ring;
+      for (const auto& rep : replicas) ring.push_back(rep[s]);
+      p.ar_a[s] = allreduce_time(c, ring, 0.0);
+      p.ar_b[s] = std::isfinite(p.ar_a[s]) ? allreduce_time(c, ring, 2.0 * m.params_per_layer()) - p.ar_a[s] : 0.0;
+    }
+  return p;
+}
+
+double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds) {
+  const size_t S = p.max_layers.size();
+  if (bounds.size() != S + 1 || S == 0) return kInf;
+  double worst = 0;
+  for (size_t r = 0; r < p.c.size(); ++r) {
+    double sum = 0, bottleneck = -1;
+    for (size_t s = 0; s < S; ++s) {
+      const double cx = static_cast<double>(bounds[s + 1] - bounds[s]) * p.c[r][s] + p.x[r][s];
+      sum += cx;
+      bottleneck = std::max(bottleneck, cx);
+    }
+    worst = std::max(worst, gpipe_time(sum, bottleneck, p.micro_batches));
+  }
+  double ar = 0, opt = 0;
+  for (size_t s = 0; s < S; ++s) {
+    const int64_t n = bounds[s + 1] - bounds[s];
+    if (n < 1 || n > p.max_layers[s]) return kInf;
+    if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
+    opt = std::max(opt, p.o[s] * static_cast<double>(n));
+  }
+  return worst + ar + opt;
+}
+
+std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_limit) {
+  const int64_t S = static_cast<int64_t>(p.max_layers.size()), L = p.layers;
+  if (S == 0 || S > L) return {};
+  int64_t room = 0;
+  for (int64_t k : p.max_layers) room += std::min(k, L);
+  if (room < L) return {};
+
+  std::vector<int64_t> best;
+  double best_t = kInf;
+  auto consider = [&](const std::vector<int64_t>& b) {
+    if (b.empty()) return;
+    const double t = split_objective(p, b);
+    if (t < best_t) {
+      best_t = t;
+      best = b;
+    }
+  };
+
+  // 1. Exhaustive on small spaces (each split costs O(D S) to evaluate, so the limit on the
+  //    number of splits shrinks with D beyond 4 replicas).
+  const double D = static_cast<double>(std::max<size_t>(1, p.c.size()));
+  const double limit = D > 4 ? exhaustive_limit * 4 / D : exhaustive_limit;
+  if (compositions(L, S, limit) <= limit) {
+    std::vector<int64_t> b{0};
+    std::function<void(int64_t)> rec = [&](int64_t s) {
+      const int64_t l = b.back();
+      if (s == S - 1) {
+        if (L - l >= 1 && L - l <= p.max_layers[static_cast<size_t>(s)]) {
+          b.push_back(L);
+          consider(b);
+          b.pop_back();
+        }
+        return;
+      }
+      const int64_t hi = std::min(p.max_layers[static_cast<size_t>(s)], L - l - (S - s - 1));
+      for (int64_t n = 1; n <= hi; ++n) {
+        b.push_back(l + n);
+        rec(s + 1);
+        b.pop_back();
+      }
+    };
+    rec(0);
+    return best;
+  }
+
+  // 2. DP over the right objective, bounded search around it. Worst-replica c and x.
+  const size_t Su = static_cast<size_t>(S);
+  std::vector<double> c(Su, 0), x(Su, 0);
+  for (size_t r = 0; r < p.c.size(); ++r)
+    for (size_t s = 0; s < Su; ++s) {
+      c[s] = std::max(c[s], p.c[r][s]);
+      // An unreachable pair makes every split infeasible; plan the rest anyway.
+      if (std::isfinite(p.x[r][s])) x[s] = std::max(x[s], p.x[r][s]);
+    }
+  const double m1 = p.micro_batches > 1 ? static_cast<double>(p.micro_batches - 1) : 0.0;
+  std::vector<size_t> order(Su);
+  for (size_t s = 0; s < Su; ++s) order[s] = s;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c[a] < c[b]; });
+  // Lower bound of the pipeline part of T, used to stop the all-reduce levels.
+  const std::vector<double> all_values = stage_values(c, x, p.max_layers, L);
+  const double tau_free = min_bottleneck(c, x, p.max_layers, L, all_values);
+  if (tau_free == kInf) return {};
+  const std::vector<int64_t> free_sum = min_sum_split(c, x, p.max_layers, L, kInf, order);
+  const double pipe_lb = m1 * tau_free + (free_sum.empty() ? 0.0 : sum_of(c, x, free_sum));
+
+  // Candidates are compared on the worst replica's c and x (O(S), exact when replicas are
+  // alike); the exact T decides among the best of them, the even and the least-bottleneck
+  // splits, and drives the polish.
+  std::vector<int64_t> proxy_best;
+  double proxy_t = kInf;
+  auto proxy = [&](const std::vector<int64_t>& b) {
+    if (b.empty()) return;
+    double sum = 0, bott = 0, ar = 0, opt = 0;
+    for (size_t s = 0; s < Su; ++s) {
+      const double n = static_cast<double>(b[s + 1] - b[s]);
+      const double cx = n * c[s] + x[s];
+      sum += cx;
+      bott = std::max(bott, cx);
+      if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * n);
+      opt = std::max(opt, p.o[s] * n);
+    }
+    const double t = p.c.size() <= kExactCandidates ? split_objective(p, b) : gpipe_time(sum, bott, p.micro_batches) + ar + opt;
+    if (t < proxy_t) {
+      proxy_t = t;
+      proxy_best = b;
+    }
+  };
+  auto under_caps = [&](const std::vector<int64_t>& cap) {
+    const std::vector<double> values = stage_values(c, x, cap, L);
+    const double tau0 = min_bottleneck(c, x, cap, L, values);
+    if (tau0 == kInf) return;
+    const std::vector<int64_t> at_tau0 = min_sum_split(c, x, cap, L, tau0, order);
+    const std::vector<int64_t> loose = min_sum_split(c, x, cap, L, kInf, order);
+    proxy(at_tau0);
+    proxy(loose);
+    if (m1 <= 0 || at_tau0.empty() || loose.empty()) return;
+    // Beyond tau0 + (sum at tau0 - least sum) / (m - 1), (m - 1) tau alone loses.
+    const double hi = tau0 + (sum_of(c, x, at_tau0) - sum_of(c, x, loose)) / m1;
+    const auto first = std::upper_bound(values.begin(), values.end(), tau0);
+    const auto last = std::upper_bound(values.begin(), values.end(), hi);
+    if (last <= first) return;  // hi may round below tau0
+    const size_t count = static_cast<size_t>(last - first);
+    const size_t k = std::min<size_t>(count, kMaxTau);
+    for (size_t q = 0; q < k; ++q) {
+      const size_t pick = k == count ? q : (q + 1) * count / k - 1;
+      proxy(min_sum_split(c, x, cap, L, *(first + static_cast<std::ptrdiff_t>(pick)), order));
+    }
+  };
+
+  if (p.c.size() <= 1) {
+    under_caps(p.max_layers);
+  } else {
+    // Without an all-reduce cap first: its T bounds the levels worth trying.
+    under_caps(p.max_layers);
+    // All-reduce levels: the distinct values a_s + b_s n, increasing; each gives caps
+    // n_s <= cap_s. Levels whose caps admit a split and that can still win (level + lower
+    // bound of the pipeline part < best so far) are tried, at most kMaxArLevels spread evenly.
+    std::vector<double> levels;
+    for (size_t s = 0; s < Su; ++s)
+      for (int64_t n = 1; n <= std::min(p.max_layers[s], L); ++n)
+        levels.push_back(p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
+    std::sort(levels.begin(), levels.end());
+    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+    auto caps_at = [&](double lev) {
+      std::vector<int64_t> cap(Su, 0);
+      for (size_t s = 0; s < Su; ++s) {
+        int64_t k = 0;
+        if (p.ar_b[s] > 0) {
+          const double q = std::floor((lev - p.ar_a[s]) / p.ar_b[s] * (1 + 1e-12) + 1e-9);
+          k = q >= static_cast<double>(L) ? L : (q >= 0 ? static_cast<int64_t>(q) : 0);
+        } else if (p.ar_a[s] <= lev) {
+          k = L;
+        }
+        cap[s] = std::min<int64_t>(k, p.max_layers[s]);
+      }
+      return cap;
+    };
+    std::vector<std::vector<int64_t>> useful;
+    for (double lev : levels) {
+      if (!(lev + pipe_lb < proxy_t)) break;
+      std::vector<int64_t> cap = caps_at(lev);
+      int64_t total = 0;
+      for (int64_t k : cap) total += k;
+      if (total < L || *std::min_element(cap.begin(), cap.end()) < 1) continue;
+      if (!useful.empty() && useful.back() == cap) continue;
+      useful.push_back(std::move(cap));
+    }
+    const size_t k = std::min<size_t>(useful.size(), kMaxArLevels);
+    for (size_t q = 0; q < k; ++q) under_caps(useful[k == useful.size() ? q : q * (useful.size() - 1) / std::max<size_t>(1, k - 1)]);
+  }
+  const std::vector<int64_t> even = even_bounds(S, L);
+  consider(proxy_best);
+  if (within_caps(even, p.max_layers)) consider(even);
+  consider(bottleneck_split(p));
+  if (best.empty()) return best;
+
+  // Polish: move one layer across a boundary while T decreases. With many replicas
+  // (D S > kExactPolish) the moves are judged on the worst-replica proxy, O(S) each, and the
+  // exact T keeps the polished split only if it is better.
+  const bool exact_polish = p.c.size() * Su <= kExactPolish;
+  auto judge = [&](const std::vector<int64_t>& b) {
+    if (exact_polish) return split_objective(p, b);
+    proxy_t = kInf;
+    proxy(b);
+    return proxy_t;
+  };
+  std::vector<int64_t> cur = best;
+  double cur_t = judge(cur);
+  for (int round = 0; round < kMaxPolish; ++round) {
+    bool improved = false;
+    for (size_t k = 1; k < Su && !improved; ++k)
+      for (int64_t d : {-1, 1}) {
+        std::vector<int64_t> b = cur;
+        b[k] += d;
+        if (b[k] <= b[k - 1] || b[k] >= b[k + 1]) continue;
+        const double t = judge(b);
+        if (t < cur_t * (1 - 1e-12)) {
+          cur_t = t;
+          cur = std::move(b);
+          improved = true;
+          break;
+        }
+      }
+    if (!improved) break;
+  }
+  consider(cur);
+  return best;
+}
+
+std::vector<int64_t> bottleneck_split(const SplitProblem& p) {
+  const size_t S = p.max_layers.size();
+  const int64_t L = p.layers;
+  if (S == 0 || static_cast<int64_t>(S) > L) return {};
+  std::vector<double> c(S, 0), x(S, 0);
+  for (size_t r = 0; r < p.c.size(); ++r)
+    for (size_t s = 0; s < S; ++s) {
+      c[s] = std::max(c[s], p.c[r][s]);
+      if (std::isfinite(p.x[r][s])) x[s] = std::max(x[s], p.x[r][s]);
+    }
+  std::vector<size_t> order(S);
+  for (size_t s = 0; s < S; ++s) order[s] = s;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c[a] < c[b]; });
+  const double tau = min_bottleneck(c, x, p.max_layers, L, stage_values(c, x, p.max_layers, L));
+  if (tau == kInf) return {};
+  return min_sum_split(c, x, p.max_layers, L, tau, order);
+}
+
+// Largest n such that a stage of n layers fits in `cap` bytes (cost.h's stage memory:
+// state_bytes(n) + stage_activation_bytes(n, b, m)); 0 when not even one layer fits.
+int64_t layers_that_fit(const ModelSpec& m, double b, double cap) {
+  // Same expressions as pipeline_cost, so both agree at the edge. The need is affine in n
+  // (state and activations both grow linearly), so start from the closed form and settle
+  // the rounding with the exact expression.
+  auto need = [&](int64_t n) { return m.state_bytes(n) + m.stage_activation_bytes(n, b, m.micro_batches); };
+  const double base = need(0), per = need(1) - base;
+  int64_t n = per > 0 ? static_cast<int64_t>(std::clamp(std::floor((cap - base) / per), 0.0, static_cast<double>(m.layers)))
+                      : m.layers;
+  while (n > 0 && need(n) > cap) --n;
+  while (n < m.layers && need(n + 1) <= cap) ++n;
+  return n;
+}
+
+}  // namespace hulk::plan::detail
