@@ -3,8 +3,9 @@
 :func:`greedy_classes` gives each job, largest memory need first, the fastest free machines
 until their memory covers the job's need (``ModelSpec.memory_need_bytes``, weights, gradients,
 optimiser state and activations), taken from the one region where that is possible with the
-most throughput; a job no single region can hold takes the fastest free machines of the whole
-cluster. Machines no job takes stay idle. Use it as Hulk's classification::
+most throughput (ties: fewer machines, then the lowest machine id); a job no single region can
+hold takes the fastest free machines of the whole cluster. Search's start "the fastest
+machines in one region" (csrc/plan/search.cpp) is the same rule. Machines no job takes stay idle. Use it as Hulk's classification::
 
     planner.plan(cluster, jobs, "hulk", classes=greedy_classes(cluster, jobs), refine_iterations=0)
 
@@ -44,11 +45,13 @@ def greedy_classes(cluster, jobs) -> list[int]:
     classes = np.full(len(memory), -1, dtype=np.int64)
     for j in np.argsort(-need, kind="stable"):
         free = fastest_first[classes[fastest_first] < 0]
-        best, best_tflops = None, -1.0
+        best, best_key = None, None
         for r in np.unique(region[free]):
             chosen = _cover(free[region[free] == r], memory, need[j])
-            if chosen is not None and m.tflops[chosen].sum() > best_tflops:
-                best, best_tflops = chosen, m.tflops[chosen].sum()
+            # most throughput; ties: fewer machines, then the lowest machine id (as Search's start)
+            key = None if chosen is None else (m.tflops[chosen].sum(), -chosen.size, -chosen.min())
+            if key is not None and (best_key is None or key > best_key):
+                best, best_key = chosen, key
         if best is None:  # no region holds it alone: the fastest machines anywhere
             best = _cover(free, memory, need[j])
         if best is not None:

@@ -6,7 +6,7 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
 - ``"a"``, ``"b"``, ``"c"``: the paper's Systems A (data parallel on machines that fit the
   whole model), B (GPipe over all machines in id order) and C (Megatron tensor parallel over
   all machines); jobs run one after another on the whole cluster.
-- ``"search"``: a time-bounded optimiser of the cost model (seven starts, among them Hulk's
+- ``"search"``: a time-bounded optimiser of the cost model (eight starts, among them Hulk's
   plan and Systems A/B/C's machines, then local search with annealing); jobs run concurrently
   on disjoint machine groups (or wait, as in Hulk's plan). It never returns a System's
   sequential plan as its own: when it finds no feasible plan it says so in ``plan.notes``.
