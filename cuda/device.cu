@@ -71,9 +71,9 @@ bool cuda_simulated() { return hulk::cuda::simulated(); }
 
 void require_cuda() {
   if (cuda_simulated()) return;
-  if (hulk::cuda::device_count() == 0) {
-    throw std::runtime_error("device='cuda' was requested but no GPU is usable: " + hulk::cuda::unavailable_reason());
-  }
+  // Asked once: every device allocation passes here.
+  static const std::string why_not = hulk::cuda::device_count() > 0 ? "" : hulk::cuda::unavailable_reason();
+  if (!why_not.empty()) throw std::runtime_error("device='cuda' was requested but no GPU is usable: " + why_not);
 }
 
 void* allocate(size_t bytes) {
