@@ -5,7 +5,7 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
-#include <unordered_set>
+#include <utility>
 
 namespace hulk {
 namespace {
@@ -39,8 +39,10 @@ EdgeListReport validate_edge_list(int64_t num_nodes, const std::vector<int64_t>&
                                 std::to_string(weights.size()));
   }
   EdgeListReport report;
-  std::unordered_set<uint64_t> seen;
-  seen.reserve(src.size() * 2);
+  // (pair key, edge index) of every non-loop edge; sorted, a pair's repeats after its first
+  // occurrence are the duplicates. A sort is several times faster than a hash set at 1e6 edges.
+  std::vector<std::pair<uint64_t, int64_t>> keyed;
+  keyed.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
     for (const auto& [name, id] : {std::pair<const char*, int64_t>{"src", src[i]}, {"dst", dst[i]}}) {
       if (id < 0 || id >= num_nodes) {
@@ -60,8 +62,13 @@ EdgeListReport validate_edge_list(int64_t num_nodes, const std::vector<int64_t>&
     }
     int64_t a = src[i], b = dst[i];
     if (undirected && a > b) std::swap(a, b);
-    if (!seen.insert(pair_key(a, b, num_nodes)).second) report.duplicates.push_back(static_cast<int64_t>(i));
+    keyed.emplace_back(pair_key(a, b, num_nodes), static_cast<int64_t>(i));
   }
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t k = 1; k < keyed.size(); ++k) {
+    if (keyed[k].first == keyed[k - 1].first) report.duplicates.push_back(keyed[k].second);
+  }
+  std::sort(report.duplicates.begin(), report.duplicates.end());  // in edge order, as before
   return report;
 }
 

@@ -299,7 +299,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     log(f"{len(samples)} labelled clusters of {sizes[0]}-{sizes[1]} machines "
         f"({unlabelled} where the search kept a sequential plan; not used)")
     planner, history = learn.train(samples, hidden=args.hidden, epochs=args.epochs, batch_graphs=args.batch,
-                                   lr=args.lr, seed=args.seed, device=args.device, progress=not args.quiet, log=log)
+                                   lr=args.lr, seed=args.seed, device=args.device, boost=args.boost,
+                                   idle_ratio=args.idle_ratio,
+                                   progress=not args.quiet, log=log)
     planner.info.update(command="hulk train " + " ".join(args.argv), samples_requested=args.samples,
                         sizes=list(sizes), label_time_s=args.label_time, label_iterations=args.label_iterations)
     planner.save(args.out)
@@ -380,15 +382,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="label generated clusters with the search planner (cached) and train the "
                                      "learned planner on them")
     p.add_argument("--samples", type=_integer(1, 100_000), default=600, help="generated clusters (default 600)")
-    p.add_argument("--sizes", default="16,300", help="machine counts LO,HI, drawn log-uniformly (default 16,300)")
+    p.add_argument("--sizes", default="16,2000", help="machine counts LO,HI, drawn log-uniformly (default 16,2000)")
     p.add_argument("--label-time", type=_real(0, MAX_SECONDS, lo_open=True), default=2.0, help="search time limit per cluster, s (default 2)")
     p.add_argument("--label-iterations", type=_integer(0, MAX_ITERATIONS), default=2000, help="search moves per cluster (default 2000)")
     p.add_argument("--workers", type=_integer(1, 1024), default=None,
                    help="labelling processes, >= 1 (default: CPU count)")
     p.add_argument("--cache", metavar="DIR", type=_path, help="label cache (default: $HULK_CACHE/labels or ~/.cache/hulk/labels)")
-    p.add_argument("--epochs", type=_integer(1, MAX_EPOCHS), default=40, help="training epochs (default 40)")
+    p.add_argument("--epochs", type=_integer(1, MAX_EPOCHS), default=30, help="training epochs (default 30)")
     p.add_argument("--batch", type=_integer(1, 1_000_000), default=8, help="graphs per optimiser step (default 8)")
     p.add_argument("--hidden", type=_hidden, default=[64, 64, 64], help="layer widths (default 64,64,64)")
+    p.add_argument("--idle-ratio", type=_real(0, 1e6, lo_open=True), default=8.0,
+                   help="idle machines per busy one in each step's loss (a random subset; default 8)")
+    p.add_argument("--boost", type=_integer(1, 100), default=4,
+                   help="times per epoch a cluster is seen where the greedy rule is over 2%% behind the teacher "
+                        "(default 4)")
     p.add_argument("--lr", type=_real(0, 1, lo_open=True), default=0.005,
                    help="Adam learning rate in (0, 1] (default 0.005)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")

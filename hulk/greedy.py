@@ -7,7 +7,7 @@ most throughput (ties: fewer machines, then the lowest machine id); a job no sin
 hold takes the fastest free machines of the whole cluster. Search's start "the fastest
 machines in one region" (csrc/plan/search.cpp) is the same rule. Machines no job takes stay idle. Use it as Hulk's classification::
 
-    planner.plan(cluster, jobs, "hulk", classes=greedy_classes(cluster, jobs), refine_iterations=0)
+    planner.plan(cluster, jobs, "hulk", classes=greedy_classes(cluster, jobs), refine_iterations=0, grow_rounds=0)
 
 so the same Algorithm 1 and pipeline partition turn it into a plan (``benchmarks/bench_learned.py``
 compares it with the GNN).
@@ -16,16 +16,6 @@ compares it with the GNN).
 from __future__ import annotations
 
 import numpy as np
-
-from . import generate
-
-
-def _regions(cluster) -> np.ndarray:
-    if isinstance(cluster, generate.RegionalCluster):
-        return np.asarray(cluster.region)
-    names = [m["region"] for m in cluster.machines]
-    index = {r: i for i, r in enumerate(dict.fromkeys(names))}
-    return np.array([index[r] for r in names], dtype=np.int64)
 
 
 def greedy_classes(cluster, jobs) -> list[int]:
@@ -36,27 +26,30 @@ def greedy_classes(cluster, jobs) -> list[int]:
     from .planner import as_cluster_spec, as_model_specs
 
     job_specs = as_model_specs(jobs)
-    cluster = as_cluster_spec(cluster)
-    m = _machines_of(cluster)
-    memory = m.memory_gb * 1e9
-    region = _regions(cluster)
-    need = _job_need_bytes(job_specs)
-    fastest_first = np.argsort(-m.tflops, kind="stable")
-    classes = np.full(len(memory), -1, dtype=np.int64)
-    for j in np.argsort(-need, kind="stable"):
+    m = _machines_of(as_cluster_spec(cluster))
+    return assign_fastest_in_one_region(m.memory_gb * 1e9, m.tflops, m.region, _job_need_bytes(job_specs)).tolist()
+
+
+def assign_fastest_in_one_region(memory_bytes: np.ndarray, tflops: np.ndarray, region: np.ndarray,
+                                 need_bytes: np.ndarray) -> np.ndarray:
+    """The rule on arrays: machines' memory [N], throughput [N] and region index [N], jobs'
+    memory need [J]; returns the job index per machine [N] (-1 idle)."""
+    fastest_first = np.argsort(-tflops, kind="stable")
+    classes = np.full(len(memory_bytes), -1, dtype=np.int64)
+    for j in np.argsort(-need_bytes, kind="stable"):
         free = fastest_first[classes[fastest_first] < 0]
         best, best_key = None, None
         for r in np.unique(region[free]):
-            chosen = _cover(free[region[free] == r], memory, need[j])
+            chosen = _cover(free[region[free] == r], memory_bytes, need_bytes[j])
             # most throughput; ties: fewer machines, then the lowest machine id (as Search's start)
-            key = None if chosen is None else (m.tflops[chosen].sum(), -chosen.size, -chosen.min())
+            key = None if chosen is None else (tflops[chosen].sum(), -chosen.size, -chosen.min())
             if key is not None and (best_key is None or key > best_key):
                 best, best_key = chosen, key
         if best is None:  # no region holds it alone: the fastest machines anywhere
-            best = _cover(free, memory, need[j])
+            best = _cover(free, memory_bytes, need_bytes[j])
         if best is not None:
             classes[best] = j
-    return classes.tolist()
+    return classes
 
 
 def _cover(candidates: np.ndarray, memory: np.ndarray, need: float):
@@ -66,3 +59,4 @@ def _cover(candidates: np.ndarray, memory: np.ndarray, need: float):
     if total.size == 0 or total[-1] < need:
         return None
     return candidates[: int(np.searchsorted(total, need)) + 1]
+

@@ -181,6 +181,8 @@ def _json_ready(x):
 
 
 DEFAULT_REFINE_ITERATIONS = 300
+DEFAULT_GROW_ROUNDS = 8
+GROWTH_STEPS = (1, 2, 4, 8, 16)
 
 
 def refine_time_limit(time_limit_s: float) -> float:
@@ -192,7 +194,7 @@ def refine_time_limit(time_limit_s: float) -> float:
 
 def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
          seed: int = 0, model=None, classes: Sequence[int] | None = None, max_iterations: int = 0,
-         refine_iterations: int = DEFAULT_REFINE_ITERATIONS) -> Plan:
+         refine_iterations: int = DEFAULT_REFINE_ITERATIONS, grow_rounds: int = DEFAULT_GROW_ROUNDS) -> Plan:
     """Plans ``jobs`` on ``cluster`` with one planner.
 
     Parameters
@@ -210,6 +212,9 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     refine_iterations : for "hulk", the budget of the short local refinement after
         Algorithm 1 (search moves from Hulk's own assignment; 0 = none), seeded by ``seed``
         and stopped after ``refine_time_limit(time_limit_s)`` at the latest
+    grow_rounds : for "hulk", rounds of :func:`grow_bottleneck` between the classification and
+        the refinement (0 = none: the classification goes through Algorithm 1 and the
+        partition as it is)
     """
     t0 = time.perf_counter()
     if planner not in PLANNERS:
@@ -217,7 +222,8 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, numbers.Real) or \
             not (math.isfinite(time_limit_s) and 0 < time_limit_s <= MAX_TIME_LIMIT_S):
         raise ValueError(f"time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {time_limit_s!r}")
-    for name, v in (("seed", seed), ("max_iterations", max_iterations), ("refine_iterations", refine_iterations)):
+    for name, v in (("seed", seed), ("max_iterations", max_iterations), ("refine_iterations", refine_iterations),
+                    ("grow_rounds", grow_rounds)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= 2**63 - 1:
             raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {v!r}")
     spec = as_cluster_spec(cluster)
@@ -235,8 +241,11 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     elif planner == "table2":
         p = _core.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
     else:
-        p = _core.plan_hulk(core_cluster, core_jobs, _hulk_classes(spec, job_specs, core_cluster, core_jobs, model,
-                                                                    classes))
+        chosen = _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes)
+        if grow_rounds > 0:
+            p = grow_bottleneck(spec, core_cluster, core_jobs, chosen, grow_rounds)[0]
+        else:
+            p = _core.plan_hulk(core_cluster, core_jobs, chosen)
         if refine_iterations > 0:
             p = _core.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
                                   int(refine_iterations))
@@ -244,6 +253,47 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     if planner == "hulk":  # the classification (encoding, GNN inference) is part of planning
         out.planning_s = time.perf_counter() - t0
     return out
+
+
+def grow_bottleneck(spec, core_cluster, core_jobs, classes, rounds: int = DEFAULT_GROW_ROUNDS,
+                    steps=GROWTH_STEPS) -> tuple:
+    """Gives the job that sets the makespan more machines while that shortens the plan.
+
+    Each round plans ``classes`` (job index per machine, -1 idle) with Algorithm 1 and the
+    partition, finds the job that finishes last, and tries adding to it the first 1, 2, 4, 8
+    and 16 (``steps``) idle machines of the regions it already uses, fastest first (ties: lower
+    machine id). The best trial is kept if it shortens the plan; rounds stop when none does, or
+    after ``rounds``. Returns ``(core plan, classes)``. Each trial is one plan: milliseconds up to
+    a few thousand machines. Why: jobs usually need few of many machines, and the rule, the
+    region heuristic and the GNN all give the job that decides the makespan about the fewest
+    machines that hold it, while more of them (data-parallel replicas) often shorten it; a 2 s
+    Search found this on most generated clusters, and this directed step finds most of it."""
+    from .learn import _machines_of
+    m = _machines_of(spec)
+    best = np.asarray(classes, dtype=np.int64).copy()
+    p = _core.plan_hulk(core_cluster, core_jobs, best.tolist())
+    for _ in range(rounds):
+        finish = np.array([j["finish_s"] if j["feasible"] else np.inf for j in p.to_dict()["jobs"]])
+        b = int(np.argmax(finish))
+        mine = best == b
+        free = np.flatnonzero(best < 0)
+        free = free[np.isin(m.region[free], m.region[mine])]
+        if not mine.any() or free.size == 0:
+            break
+        candidates = free[np.argsort(-m.tflops[free], kind="stable")]
+        found = None
+        for k in steps:
+            if k > candidates.size:
+                break
+            trial = best.copy()
+            trial[candidates[:k]] = b
+            q = _core.plan_hulk(core_cluster, core_jobs, trial.tolist())
+            if q.makespan_s < (found[1].makespan_s if found else p.makespan_s * (1 - 1e-9)):
+                found = (trial, q)
+        if found is None:
+            break
+        best, p = found
+    return p, best
 
 
 def _table2_assignment(spec, job_specs) -> list[int]:
@@ -262,11 +312,13 @@ def _table2_assignment(spec, job_specs) -> list[int]:
 def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> list[int]:
     n = len(spec)
     if classes is not None:
-        classes = list(classes)
-        if len(classes) != n or any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or
-                                    not -1 <= c < len(core_jobs) for c in classes):
+        arr = classes if isinstance(classes, np.ndarray) else np.array(list(classes), dtype=object)
+        ok = arr.shape == (n,) and (arr.dtype.kind in "iu" or all(  # element checks only for lists
+            isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in arr.tolist()))
+        values = arr.astype(np.int64) if ok else None
+        if not ok or (n and (values.min() < -1 or values.max() >= len(core_jobs))):
             raise ValueError(f"classes: expected {n} integer job indices in [-1, {len(core_jobs)})")
-        return [int(c) for c in classes]
+        return values.tolist()
     if isinstance(model, str):
         if model != "heuristic":
             raise ValueError(f"model must be None, 'heuristic', a LearnedPlanner or a GNN, got {model!r}")

@@ -87,7 +87,45 @@ def test_search_is_never_worse_than_the_greedy_rule():
         c = generate.generate_cluster(n, seed=int(rng.integers(0, 2**31 - 1)))
         cases.append((c, learn.draw_jobs(rng, c.memory_gb.sum() * 1e9)))
     for c, jobs in cases:
-        greedy = planner.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0)
+        greedy = planner.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0, grow_rounds=0)
         search = planner.plan(c, jobs, "search", time_limit_s=60.0, max_iterations=30, seed=0)
         assert search.makespan_s <= greedy.makespan_s * (1 + 1e-9), (len(c), jobs, search.makespan_s,
                                                                       greedy.makespan_s)
+
+
+# ---------------------------------------------------------------------------------- growth
+
+def _core(spec, jobs):
+    job_specs = planner.as_model_specs(jobs)
+    return planner._core_cluster(spec), [planner._core_model(j) for j in job_specs]
+
+
+def test_growth_gives_the_last_job_more_machines_when_that_pays():
+    spec = generate.generate_cluster(120, seed=7)
+    jobs = ["T5-11B"]  # one fast machine holds it; four more of its region make it 17% faster
+    rule = np.array(greedy_classes(spec, jobs))
+    cc, cj = _core(spec, jobs)
+    p0, _ = planner.grow_bottleneck(spec, cc, cj, rule, rounds=0)
+    p, grown = planner.grow_bottleneck(spec, cc, cj, rule)
+    assert (grown == 0).sum() > (rule == 0).sum()          # more machines...
+    assert p.makespan_s < p0.makespan_s                      # ...and a shorter plan
+    assert set(np.flatnonzero(rule == 0)) <= set(np.flatnonzero(grown == 0))  # it only adds
+    region = np.asarray(spec.region)
+    assert set(region[grown == 0]) == set(region[rule == 0])  # within the job's own regions
+
+
+def test_growth_never_lengthens_a_plan_and_is_part_of_hulk():
+    for seed in range(5):
+        spec = generate.generate_cluster(80 + 40 * seed, seed=20 + seed)
+        jobs = learn.draw_jobs(np.random.default_rng(seed), spec.memory_gb.sum() * 1e9)
+        rule = greedy_classes(spec, jobs)
+        plain = planner.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0, grow_rounds=0)
+        grown = planner.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0)
+        assert grown.makespan_s <= plain.makespan_s
+        cc, cj = _core(spec, jobs)
+        assert planner.grow_bottleneck(spec, cc, cj, rule)[0].makespan_s == pytest.approx(grown.makespan_s)
+
+
+def test_grow_rounds_is_validated():
+    with pytest.raises(ValueError, match="grow_rounds"):
+        planner.plan(_two_regions(), ["BERT-large"], "hulk", grow_rounds=-1)

@@ -63,6 +63,36 @@ def test_encode_features_follow_the_documented_rules(small_cluster):
                                np.log2(small_cluster.memory_gb * 1e9 / need_t5), rtol=1e-5)
 
 
+
+def test_encode_greedy_and_region_features(small_cluster):
+    from hulk.greedy import greedy_classes
+    jobs = planner.as_model_specs(JOBS3)
+    x = np.asarray(learn.encode(small_cluster, jobs)._g.x)
+    col = {n: k for k, n in enumerate(learn.node_feature_names())}
+    greedy = np.array(greedy_classes(small_cluster, jobs))
+    region = np.asarray(small_cluster.region)
+    for slot, j in enumerate(learn.slot_order(jobs)):
+        takes = x[:, col[f"job{slot}_greedy_takes"]]
+        np.testing.assert_array_equal(takes, (greedy == j).astype(np.float32))
+        assert takes.sum() >= 1
+        np.testing.assert_array_equal(x[:, col[f"job{slot}_in_greedy_region"]],
+                                      np.isin(region, region[greedy == j]).astype(np.float32))
+    assert (x[:, col["job3_greedy_takes"]] == 0).all() and (x[:, col["job3_in_greedy_region"]] == 0).all()
+    # Rank within the region: 1 for its fastest machine, 0 for its slowest, increasing with throughput.
+    rank = x[:, col["tflops_rank_in_region"]]
+    for r in np.unique(region):
+        t = small_cluster.tflops[region == r]
+        if t.size > 1:  # ties broken by machine index
+            rr = rank[region == r]
+            assert rr[t == t.max()].max() == 1.0 and rr[t == t.min()].min() == 0.0
+            assert (np.diff(rr[np.argsort(t, kind="stable")]) > 0).all()
+
+
+def test_rank_within_groups_by_hand():
+    v = np.array([3.0, 1.0, 2.0, 5.0, 4.0, 0.0])
+    g = np.array([0, 0, 0, 1, 1, 2])
+    np.testing.assert_allclose(learn._rank01_within(v, g), [1.0, 0.0, 0.5, 1.0, 0.0, 1.0])
+
 def test_encode_rejects_too_many_jobs(small_cluster):
     with pytest.raises(ValueError, match="2 job slots, got 3 jobs"):
         learn.encode(small_cluster, JOBS3, max_jobs=2)
@@ -88,20 +118,35 @@ def test_labels_from_plan_concurrent_and_sequential(small_cluster):
     assert (learn.labels_from_plan(b, JOBS3) == -1).all()
 
 
-def test_decode_groups_keeps_argmax_and_fills_short_jobs():
+def test_decode_groups_adds_to_the_rules_groups_and_fills_short_jobs():
     jobs = planner.as_model_specs(["GPT-2 1.5B", "BERT-large"])
     need = learn._job_need_bytes(jobs)
     order = learn.slot_order(jobs)  # GPT-2 (slot 0), BERT (slot 1)
-    n, C = 6, learn.MAX_JOBS + 1
+    n, C = 7, learn.MAX_JOBS + 1
     proba = np.full((n, C), 0.01)
-    proba[:, C - 1] = 0.9           # idle wins everywhere...
-    proba[4, 1] = 0.95               # ...except machine 4, which is BERT's by arg-max
-    proba[:, 0] = [0.05, 0.3, 0.2, 0.1, 0.0, 0.02]  # GPT-2's ranking: 1, 2, 3, 0, ...
-    memory = np.full(n, need[order[0]] * 0.6)  # GPT-2 needs two machines, BERT one
-    classes = learn.decode_groups(proba, memory, jobs)
-    assert classes[4] == order[1]
-    assert [i for i, c in enumerate(classes) if c == order[0]] == [1, 2]
-    assert sum(c == -1 for c in classes) == 3
+    proba[:, C - 1] = 0.9            # idle wins everywhere...
+    proba[4, 1] = 0.95               # ...except machine 4 (BERT's) and machine 5 (GPT-2's)
+    proba[5, 0] = 0.95
+    proba[6, 1] = 0.99               # the rule gave machine 6 to GPT-2: the model may not take it away
+    proba[:4, 0] = [0.05, 0.3, 0.2, 0.1]
+    memory = np.full(n, need[order[0]] * 0.3)
+    rule = np.array([-1, -1, -1, -1, -1, -1, order[0]])  # the rule placed GPT-2 on 6 only; BERT nowhere
+    classes = learn.decode_groups(proba, memory, jobs, rule)
+    assert classes[6] == order[0] and classes[5] == order[0]   # kept, then added
+    # GPT-2 still short (needs ~3.3 machines' memory): its most probable free machines, 1 then 2
+    assert [i for i, c in enumerate(classes) if c == order[0]] == [1, 2, 5, 6]
+    assert classes[4] == order[1]     # BERT: its arg-max machine
+    assert classes[0] == classes[3] == -1
+
+
+def test_decode_groups_is_the_rule_when_the_model_predicts_idle():
+    jobs = planner.as_model_specs(JOBS3)
+    c = generate.generate_cluster(40, seed=2)
+    memory, tflops, region, need = learn._rule_inputs(c, jobs)
+    rule = learn.assign_fastest_in_one_region(memory, tflops, region, need)
+    proba = np.zeros((40, learn.MAX_JOBS + 1))
+    proba[:, -1] = 1.0
+    assert learn.decode_groups(proba, memory, jobs, rule) == rule.tolist()
 
 
 # ---------------------------------------------------------------------------------- data set and training
@@ -185,6 +230,19 @@ def test_refinement_never_worsens_hulk(small_cluster, tiny_planner):
     refined = planner.plan(small_cluster, JOBS3, "hulk", model=pl)
     assert refined.makespan_s <= raw.makespan_s
     assert any("refinement" in n for n in refined.notes)
+
+
+def test_learned_groups_never_plan_longer_than_the_rules(tiny_planner):
+    from hulk.greedy import greedy_classes
+    pl, _ = tiny_planner
+    for seed in range(4):
+        c = generate.generate_cluster(50, seed=10 + seed)
+        jobs = JOBS3[: 1 + seed % 3]
+        rule = planner.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0).makespan_s
+        own = planner.plan(c, jobs, "hulk", classes=pl.classify(c, jobs, keep_better_of_rule=False),
+                           refine_iterations=0).makespan_s
+        kept = planner.plan(c, jobs, "hulk", classes=pl.classify(c, jobs), refine_iterations=0).makespan_s
+        assert kept <= min(rule, own)
 
 
 def test_model_argument_validation(small_cluster):
