@@ -241,11 +241,12 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     elif planner == "table2":
         p = _core.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
     else:
-        chosen = _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes)
-        if grow_rounds > 0:
-            p = grow_bottleneck(spec, core_cluster, core_jobs, chosen, grow_rounds)[0]
-        else:
-            p = _core.plan_hulk(core_cluster, core_jobs, chosen)
+        # One classification, or the learned planner's candidates (the rule's groups and the
+        # GNN's best proposal): each is planned (and grown) and the shortest plan is kept.
+        candidates = _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes)
+        plans = [grow_bottleneck(spec, core_cluster, core_jobs, c, grow_rounds)[0] if grow_rounds > 0
+                 else _core.plan_hulk(core_cluster, core_jobs, list(c)) for c in candidates]
+        p = min(plans, key=lambda q: q.makespan_s)  # ties: the first (the rule's)
         if refine_iterations > 0:
             p = _core.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
                                   int(refine_iterations))
@@ -309,6 +310,17 @@ def _table2_assignment(spec, job_specs) -> list[int]:
     return [names.index(classes[y]) if y >= 0 else -1 for y in labels]
 
 
+def _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes) -> list:
+    """The classifications Hulk plans: the learned planner's proposals, else the one classification."""
+    if classes is None and not isinstance(model, str):
+        from . import learn
+        if model is None:
+            model = learn.default_planner()
+        if isinstance(model, learn.LearnedPlanner):
+            return model.proposals(spec, job_specs)
+    return [_hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes)]
+
+
 def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> list[int]:
     n = len(spec)
     if classes is not None:
@@ -328,7 +340,7 @@ def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> l
     if model is None:
         model = learn.default_planner()
     if isinstance(model, learn.LearnedPlanner):
-        return model.classify(spec, job_specs)
+        raise AssertionError("_hulk_candidates handles learned planners")
     if not isinstance(model, GNN):
         raise TypeError(f"model must be None, 'heuristic', a hulk.learn.LearnedPlanner or a hulk.GNN, "
                         f"got {type(model).__name__}")

@@ -80,17 +80,21 @@ def test_search_is_never_worse_than_the_greedy_rule():
     # Search starts from the same rule (and keeps that start's plan through Hulk's Algorithm 1
     # as a candidate), so as a teacher it is at least as good as the simple baseline. The
     # second and third cases are held-out instances (bench_learned's seeds); on the second,
-    # Search without that start was 41% behind the rule with this test's 30 moves.
+    # Search without that start was 41% behind the rule with this test's 30 moves. Search also
+    # grows its starts as Hulk's growth does (fastest machines of the job's regions): without
+    # that, Hulk's growth beat a 10 s Search by up to 5.5% on bench_learned's instances.
     cases = [(generate.generate_cluster(200, seed=1), ["T5-11B", "GPT-2 1.5B", "BERT-large"])]
     for n, i in ((200, 3), (1000, 3)):
         rng = np.random.default_rng([1_000_003, n, i])
         c = generate.generate_cluster(n, seed=int(rng.integers(0, 2**31 - 1)))
         cases.append((c, learn.draw_jobs(rng, c.memory_gb.sum() * 1e9)))
     for c, jobs in cases:
-        greedy = planner.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0, grow_rounds=0)
         search = planner.plan(c, jobs, "search", time_limit_s=60.0, max_iterations=30, seed=0)
-        assert search.makespan_s <= greedy.makespan_s * (1 + 1e-9), (len(c), jobs, search.makespan_s,
-                                                                      greedy.makespan_s)
+        for grow in (0, planner.DEFAULT_GROW_ROUNDS):  # the rule as it is, and grown as Hulk grows it
+            greedy = planner.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0,
+                                  grow_rounds=grow)
+            assert search.makespan_s <= greedy.makespan_s * (1 + 1e-9), (len(c), jobs, grow, search.makespan_s,
+                                                                          greedy.makespan_s)
 
 
 # ---------------------------------------------------------------------------------- growth
