@@ -198,9 +198,11 @@ def main(argv=None) -> int:
             f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; whole run {time.perf_counter() - t_all:.0f} s. "
             f"Machine: {platform.processor() or platform.machine()} (CPU only), hulk {hulk.__version__}, "
             f"{hulk.get_num_threads()} threads.", "",
-            f"Model: `{args.model or 'the shipped model'}` ({info.get('command', 'command unknown')}; "
-            f"{info.get('train', '?')} training clusters of {info.get('sizes', '?')} machines, best validation "
-            f"accuracy {info.get('best_val_acc', float('nan')):.3f}).", "",
+            f"Model: `{args.model or 'the shipped model'}` (`{info.get('command', 'command unknown')}`; "
+            f"{info.get('samples', '?')} labelled clusters of {info.get('sizes', '?')} machines, "
+            f"{info.get('val', '?')} of them for validation, {info.get('train', '?')} training graphs per epoch "
+            f"with the boost; validation plans {info.get('best_val_plan_ratio', float('nan')):.3f}x the "
+            f"teacher's makespan, the greedy rule's {info.get('greedy_val_plan_ratio', float('nan')):.3f}x).", "",
             "Each generated row: fresh clusters and job sets (1-6 catalogue models, OPT-175B among them where it "
             "fits), seeds disjoint from training. Search (the teacher) gets 10 s up to 1,000 machines, 30 s at "
             "5,000 and 60 s at 20,000. Hulk = the greedy rule's groups or the GNN's proposals (the rule's groups plus the machines the GNN "
