@@ -238,7 +238,7 @@ def main(argv=None) -> int:
             "the run short) and the bundled 47-server cluster. Job sets: " +
             "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS) + ". 'A feasible plan exists': every job "
             "fits alone on the whole cluster (best_pipeline on all machines), so the jobs can run one after "
-            "another. Hulk = region heuristic, Algorithm 1, 300-move refinement. Layout gain: on each feasible "
+            "another. Hulk = region heuristic, Algorithm 1, growth of the last job, 300-move refinement. Layout gain: on each feasible "
             "job's machines in Hulk's and Search's plans, the iteration time of the old layout "
             "(`bottleneck_pipeline`: least slowest stage, contiguous replicas) over the new one "
             "(`best_pipeline`: whole iteration time, stage and ring orders); even split: the new layout's "

@@ -230,6 +230,7 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     job_specs = as_model_specs(jobs)
     core_cluster = _core_cluster(spec)
     core_jobs = [_core_model(j) for j in job_specs]
+    hulk_notes: list[str] = []
     if planner == "a":
         p = _core.plan_system_a(core_cluster, core_jobs)
     elif planner == "b":
@@ -244,15 +245,25 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
         # One classification, or the learned planner's candidates (the rule's groups and the
         # GNN's best proposal): each is planned (and grown) and the shortest plan is kept.
         candidates = _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes)
-        plans = [grow_bottleneck(spec, core_cluster, core_jobs, c, grow_rounds)[0] if grow_rounds > 0
-                 else _core.plan_hulk(core_cluster, core_jobs, list(c)) for c in candidates]
-        p = min(plans, key=lambda q: q.makespan_s)  # ties: the first (the rule's)
+        grown = [grow_bottleneck(spec, core_cluster, core_jobs, c, grow_rounds) if grow_rounds > 0
+                 else (_core.plan_hulk(core_cluster, core_jobs, list(c)), np.asarray(c), None) for c in candidates]
+        k = min(range(len(grown)), key=lambda i: grown[i][0].makespan_s)  # ties: the first (the rule's)
+        p = grown[k][0]
+        if len(grown) == 2:
+            names = ("the greedy rule's groups", "the GNN's proposal")
+            hulk_notes.append(f"hulk: {names[k]} planned shorter ({grown[k][0].makespan_s / 3600:.2f} h) than "
+                              f"{names[1 - k]} ({grown[1 - k][0].makespan_s / 3600:.2f} h)")
+        added = int((grown[k][1] >= 0).sum() - (np.asarray(candidates[k]) >= 0).sum())
+        if grown[k][2] is not None and added > 0:
+            hulk_notes.append(f"growth: {added} idle machine(s) given to the job that finished last, "
+                              f"{grown[k][2] / 3600:.2f} h -> {p.makespan_s / 3600:.2f} h")
         if refine_iterations > 0:
             p = _core.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
                                   int(refine_iterations))
     out = Plan(p, core_cluster, spec, job_specs, planner)
     if planner == "hulk":  # the classification (encoding, GNN inference) is part of planning
         out.planning_s = time.perf_counter() - t0
+        out.notes[0:0] = hulk_notes
     return out
 
 
@@ -264,7 +275,7 @@ def grow_bottleneck(spec, core_cluster, core_jobs, classes, rounds: int = DEFAUL
     partition, finds the job that finishes last, and tries adding to it the first 1, 2, 4, 8
     and 16 (``steps``) idle machines of the regions it already uses, fastest first (ties: lower
     machine id). The best trial is kept if it shortens the plan; rounds stop when none does, or
-    after ``rounds``. Returns ``(core plan, classes)``. Each trial is one plan: milliseconds up to
+    after ``rounds``. Returns ``(core plan, classes, makespan_s before growth)``. Each trial is one plan: milliseconds up to
     a few thousand machines. Why: jobs usually need few of many machines, and the rule, the
     region heuristic and the GNN all give the job that decides the makespan about the fewest
     machines that hold it, while more of them (data-parallel replicas) often shorten it; a 2 s
@@ -273,6 +284,7 @@ def grow_bottleneck(spec, core_cluster, core_jobs, classes, rounds: int = DEFAUL
     m = _machines_of(spec)
     best = np.asarray(classes, dtype=np.int64).copy()
     p = _core.plan_hulk(core_cluster, core_jobs, best.tolist())
+    start_s = p.makespan_s
     for _ in range(rounds):
         finish = np.array([j["finish_s"] if j["feasible"] else np.inf for j in p.to_dict()["jobs"]])
         b = int(np.argmax(finish))
@@ -294,7 +306,7 @@ def grow_bottleneck(spec, core_cluster, core_jobs, classes, rounds: int = DEFAUL
         if found is None:
             break
         best, p = found
-    return p, best
+    return p, best, start_s
 
 
 def _table2_assignment(spec, job_specs) -> list[int]:

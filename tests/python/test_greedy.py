@@ -110,13 +110,18 @@ def test_growth_gives_the_last_job_more_machines_when_that_pays():
     jobs = ["T5-11B"]  # one fast machine holds it; four more of its region make it 17% faster
     rule = np.array(greedy_classes(spec, jobs))
     cc, cj = _core(spec, jobs)
-    p0, _ = planner.grow_bottleneck(spec, cc, cj, rule, rounds=0)
-    p, grown = planner.grow_bottleneck(spec, cc, cj, rule)
+    p0, _, _ = planner.grow_bottleneck(spec, cc, cj, rule, rounds=0)
+    p, grown, before = planner.grow_bottleneck(spec, cc, cj, rule)
+    assert before == p0.makespan_s
     assert (grown == 0).sum() > (rule == 0).sum()          # more machines...
     assert p.makespan_s < p0.makespan_s                      # ...and a shorter plan
     assert set(np.flatnonzero(rule == 0)) <= set(np.flatnonzero(grown == 0))  # it only adds
     region = np.asarray(spec.region)
     assert set(region[grown == 0]) == set(region[rule == 0])  # within the job's own regions
+    plan = planner.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0)
+    added = int((grown == 0).sum() - 1)
+    assert plan.notes[0] == (f"growth: {added} idle machine(s) given to the job that finished last, "
+                             f"{p0.makespan_s / 3600:.2f} h -> {p.makespan_s / 3600:.2f} h")
 
 
 def test_growth_never_lengthens_a_plan_and_is_part_of_hulk():
