@@ -245,6 +245,19 @@ def test_learned_groups_never_plan_longer_than_the_rules(tiny_planner):
         assert kept <= min(rule, own)
 
 
+def test_hulk_keeps_the_shortest_of_its_candidates(small_cluster):
+    from hulk.greedy import greedy_classes
+    p = planner.plan(small_cluster, JOBS3, "hulk", refine_iterations=0)  # the shipped model
+    assert p.notes[0].startswith("hulk: ") and "region heuristic's groups" in p.notes[0]
+    for other in (planner.plan(small_cluster, JOBS3, "hulk", classes=greedy_classes(small_cluster, JOBS3),
+                               refine_iterations=0),
+                  planner.plan(small_cluster, JOBS3, "hulk", model="heuristic", refine_iterations=0)):
+        assert p.makespan_s <= other.makespan_s
+    big = generate.generate_cluster(planner.HEURISTIC_CANDIDATE_MAX_MACHINES + 1, seed=4)
+    notes = planner.plan(big, JOBS3, "hulk", refine_iterations=0).notes
+    assert not any("region heuristic's groups" in n for n in notes)
+
+
 def test_model_argument_validation(small_cluster):
     with pytest.raises(ValueError, match="model must be"):
         planner.plan(small_cluster, JOBS3, "hulk", model="bogus")
