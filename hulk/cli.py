@@ -177,8 +177,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ._progress import Status
     if args.cluster is not None and args.generate is not None:
         raise ValueError("give --cluster or --generate, not both")
-    if args.model is not None and args.classifier == "heuristic":
-        raise ValueError(f"--model {args.model!r} has no effect with --classifier heuristic; give one of them")
+    if args.model is not None and args.classifier != "learned":
+        raise ValueError(f"--model {args.model!r} has no effect with --classifier {args.classifier}; give one of them")
     if args.model is not None and args.gnn:
         raise ValueError(f"--model {args.model!r} has no effect with --gnn; give one of them")
     status = args.status = Status(enabled=not args.json)
@@ -214,8 +214,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise ValueError(f"--fail/--add repair concurrent plans, but --planner {args.planner} plans jobs one "
                          "after another; use --planner all, search, hulk or table2")
     model = None
-    if args.classifier == "heuristic":
-        model = "heuristic"
+    if args.classifier in ("heuristic", "greedy"):
+        model = args.classifier
     elif args.model is not None:
         from . import learn
         model = learn.LearnedPlanner.load(args.model)
@@ -362,9 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                                "(hulk.generate, seeded by --seed)")
     p.add_argument("--max-iterations", type=_integer(0, MAX_ITERATIONS), default=0, help="also stop the search after this many moves "
                                                                  "(reproducible plans; default 0 = time limit only)")
-    p.add_argument("--classifier", choices=["learned", "heuristic"], default="learned",
+    p.add_argument("--classifier", choices=["learned", "heuristic", "greedy"], default="learned",
                    help="how Hulk classifies machines: the learned planner (default: the model shipped with "
-                        "the package, or --model) or the region heuristic")
+                        "the package, or --model), the region heuristic, or the learned planner's candidates "
+                        "without the GNN (the greedy rule of hulk.greedy)")
     p.add_argument("--model", metavar="PATH", type=_path, help="a learned planner written by `hulk train`")
     p.add_argument("--gnn", action="store_true", help="Hulk classifies machines with a GNN trained on the "
                                                       "paper's Table 2 labels (the paper's own setup)")

@@ -211,8 +211,10 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
         search after that many moves: the same seed then gives the same plan on any machine)
     model : for "hulk", the classifier: None = the learned planner shipped with the package
         (:func:`hulk.learn.default_planner`), a :class:`hulk.learn.LearnedPlanner`, a
-        :class:`hulk.GNN` trained on the paper's features (classes = job indices), or
-        "heuristic" for the region heuristic of ``csrc/plan/planners.h``
+        :class:`hulk.GNN` trained on the paper's features (classes = job indices),
+        "heuristic" for the region heuristic of ``csrc/plan/planners.h``, or "greedy" for the
+        learned planner's candidates without the GNN (the greedy rule of :mod:`hulk.greedy`,
+        and the region heuristic up to ``HEURISTIC_CANDIDATE_MAX_MACHINES`` machines)
     classes : an explicit classification (job index per machine, -1 idle) for "hulk"
     refine_iterations : for "hulk", the budget of the short local refinement after
         Algorithm 1 (search moves from Hulk's own assignment; 0 = none), seeded by ``seed``
@@ -339,12 +341,16 @@ def _candidate_names(count: int, machines: int) -> list[str]:
 
 def _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes) -> list:
     """The classifications Hulk plans: the learned planner's proposals, else the one classification."""
-    if classes is None and not isinstance(model, str):
+    if classes is None and (model is None or model == "greedy" or not isinstance(model, str)):
         from . import learn
         if model is None:
             model = learn.default_planner()
-        if isinstance(model, learn.LearnedPlanner):
-            out = model.proposals(spec, job_specs)
+        if model == "greedy" or isinstance(model, learn.LearnedPlanner):
+            if model == "greedy":  # the same candidates without the GNN's proposal
+                memory, tflops, region, need = learn._rule_inputs(spec, job_specs)
+                out = [learn.assign_fastest_in_one_region(memory, tflops, region, need)]
+            else:
+                out = model.proposals(spec, job_specs)
             if len(spec) <= HEURISTIC_CANDIDATE_MAX_MACHINES:
                 out.append(np.asarray(_core.heuristic_classes(core_cluster, core_jobs), dtype=np.int64))
             return out
@@ -363,7 +369,7 @@ def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> l
         return values.tolist()
     if isinstance(model, str):
         if model != "heuristic":
-            raise ValueError(f"model must be None, 'heuristic', a LearnedPlanner or a GNN, got {model!r}")
+            raise ValueError(f"model must be None, 'heuristic', 'greedy', a LearnedPlanner or a GNN, got {model!r}")
         return list(_core.heuristic_classes(core_cluster, core_jobs))
     from . import learn
     from .gnn import GNN

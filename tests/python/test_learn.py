@@ -253,6 +253,9 @@ def test_hulk_keeps_the_shortest_of_its_candidates(small_cluster):
                                refine_iterations=0),
                   planner.plan(small_cluster, JOBS3, "hulk", model="heuristic", refine_iterations=0)):
         assert p.makespan_s <= other.makespan_s
+    without = planner.plan(small_cluster, JOBS3, "hulk", model="greedy", refine_iterations=0)
+    assert "GNN" not in without.notes[0] and "region heuristic's groups" in without.notes[0]
+    assert p.makespan_s <= without.makespan_s
     big = generate.generate_cluster(planner.HEURISTIC_CANDIDATE_MAX_MACHINES + 1, seed=4)
     notes = planner.plan(big, JOBS3, "hulk", refine_iterations=0).notes
     assert not any("region heuristic's groups" in n for n in notes)
