@@ -59,8 +59,11 @@ From groups to a plan (:meth:`LearnedPlanner.classify`)
 :func:`decode_groups` keeps the greedy rule's groups and adds the machines the GNN predicts for
 each job. The GNN proposes, the cost model decides: the rule's groups and the GNN's proposals at
 four probability thresholds are planned (Algorithm 1 and partition, milliseconds each) and the
-shortest plan's classification is kept. ``hulk.planner.plan(..., "hulk")`` then grows the job
-that finishes last (:func:`hulk.planner.grow_bottleneck`) and refines.
+shortest plan's classification is kept. ``hulk.planner.plan(..., "hulk")`` takes the rule's
+groups and the GNN's best proposal (:meth:`LearnedPlanner.proposals`), and up to
+``HEURISTIC_CANDIDATE_MAX_MACHINES`` machines the region heuristic's groups, grows each (the job
+that finishes last gets more machines, :func:`hulk.planner.grow_bottleneck`), keeps the shortest
+and refines it.
 
 What the GNN adds, measured (``benchmarks/bench_learned.py``, RESULTS.md): on held-out clusters
 the GNN's own groups equal the rule's almost everywhere, and Hulk with the GNN plans as well as
