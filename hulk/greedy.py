@@ -22,12 +22,10 @@ def greedy_classes(cluster, jobs) -> list[int]:
     """Job index per machine (-1 idle) by the rule in the module docstring. ``cluster`` is a
     ClusterSpec, a RegionalCluster or anything :func:`hulk.planner.as_cluster_spec` takes;
     ``jobs`` are catalogue names or ModelSpecs."""
-    from .learn import _job_need_bytes, _machines_of
-    from .planner import as_cluster_spec, as_model_specs
+    from .learn import _rule_inputs
+    from .planner import as_cluster_spec
 
-    job_specs = as_model_specs(jobs)
-    m = _machines_of(as_cluster_spec(cluster))
-    return assign_fastest_in_one_region(m.memory_gb * 1e9, m.tflops, m.region, _job_need_bytes(job_specs)).tolist()
+    return assign_fastest_in_one_region(*_rule_inputs(as_cluster_spec(cluster), jobs)).tolist()
 
 
 def assign_fastest_in_one_region(memory_bytes: np.ndarray, tflops: np.ndarray, region: np.ndarray,

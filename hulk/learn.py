@@ -471,8 +471,7 @@ class LearnedPlanner:
         job_specs = as_model_specs(jobs)
         cluster = as_cluster_spec(cluster)
         proba = self.gnn.predict_proba(self.encode(cluster, job_specs))
-        memory, tflops, region, need = _rule_inputs(cluster, job_specs)
-        rule = assign_fastest_in_one_region(memory, tflops, region, need)
+        memory, rule = _rule_groups(cluster, job_specs)
         tried, best, best_s = [rule.tolist()], None, math.inf
         for t in THRESHOLDS:
             classes = decode_groups(proba, memory, job_specs, rule, t)
@@ -496,8 +495,8 @@ class LearnedPlanner:
         cluster = as_cluster_spec(cluster)
         if not keep_better_of_rule:
             proba = self.gnn.predict_proba(self.encode(cluster, job_specs))
-            memory, tflops, region, need = _rule_inputs(cluster, job_specs)
-            return decode_groups(proba, memory, job_specs, assign_fastest_in_one_region(memory, tflops, region, need))
+            memory, rule = _rule_groups(cluster, job_specs)
+            return decode_groups(proba, memory, job_specs, rule)
         candidates = self.proposals(cluster, job_specs)
         times = [plan(cluster, job_specs, "hulk", classes=c, refine_iterations=0, grow_rounds=0).makespan_s
                  for c in candidates]
@@ -683,29 +682,34 @@ def _greedy_over_teacher(sample: Sample) -> float:
     """The greedy rule's makespan (Algorithm 1, partition, no refinement) over the teacher's."""
     from .planner import plan
     c, jobs = sample.spec.cluster(), list(sample.spec.jobs)
-    g = assign_fastest_in_one_region(*_rule_inputs(c, jobs))
-    return plan(c, jobs, "hulk", classes=g, refine_iterations=0, grow_rounds=0).makespan_s / sample.search_makespan_s
+    return plan(c, jobs, "hulk", classes=_rule_groups(c, jobs)[1], refine_iterations=0,
+                grow_rounds=0).makespan_s / sample.search_makespan_s
 
 
 def _rule_inputs(cluster, jobs) -> tuple:
+    """What the greedy rule reads: machines' memory in bytes, throughput and region, jobs' need."""
     from .planner import as_model_specs
     m = _machines_of(cluster)
     return m.memory_gb * 1e9, m.tflops, m.region, _job_need_bytes(as_model_specs(jobs))
+
+
+def _rule_groups(cluster, jobs) -> tuple:
+    """``(memory_bytes [N], the greedy rule's job index per machine [N])``."""
+    memory, tflops, region, need = _rule_inputs(cluster, jobs)
+    return memory, assign_fastest_in_one_region(memory, tflops, region, need)
 
 
 def _plan_ratio(planner: "LearnedPlanner", samples: list, graphs: dict) -> float:
     """Mean over ``samples`` of the makespan of the planner's groups (decoded, Algorithm 1,
     partition, no refinement) over the teacher's: the quantity the model is for, where node
     accuracy mostly counts idle machines right. An infeasible plan counts as 10x the teacher's."""
-    from .planner import plan
+    from .planner import as_model_specs, plan
     ratios = []
     for s in samples:
-        c, jobs = s.spec.cluster(), list(s.spec.jobs)
-        from .planner import as_model_specs
-        job_specs = as_model_specs(jobs)
+        c, job_specs = s.spec.cluster(), as_model_specs(list(s.spec.jobs))
         proba = planner.gnn.predict_proba(graphs[id(s)])
-        memory, tflops, region, need = _rule_inputs(c, job_specs)
-        classes = decode_groups(proba, memory, job_specs, assign_fastest_in_one_region(memory, tflops, region, need))
+        memory, rule = _rule_groups(c, job_specs)
+        classes = decode_groups(proba, memory, job_specs, rule)
         m = plan(c, job_specs, "hulk", classes=classes, refine_iterations=0, grow_rounds=0).makespan_s
         ratios.append(min(m / s.search_makespan_s, 10.0) if math.isfinite(m) else 10.0)
     return float(np.mean(ratios))

@@ -347,8 +347,7 @@ def _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes) -
             model = learn.default_planner()
         if model == "greedy" or isinstance(model, learn.LearnedPlanner):
             if model == "greedy":  # the same candidates without the GNN's proposal
-                memory, tflops, region, need = learn._rule_inputs(spec, job_specs)
-                out = [learn.assign_fastest_in_one_region(memory, tflops, region, need)]
+                out = [learn._rule_groups(spec, job_specs)[1]]
             else:
                 out = model.proposals(spec, job_specs)
             if len(spec) <= HEURISTIC_CANDIDATE_MAX_MACHINES:
@@ -371,14 +370,9 @@ def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> l
         if model != "heuristic":
             raise ValueError(f"model must be None, 'heuristic', 'greedy', a LearnedPlanner or a GNN, got {model!r}")
         return list(_core.heuristic_classes(core_cluster, core_jobs))
-    from . import learn
-    from .gnn import GNN
-    if model is None:
-        model = learn.default_planner()
-    if isinstance(model, learn.LearnedPlanner):
-        raise AssertionError("_hulk_candidates handles learned planners")
+    from .gnn import GNN  # None, "greedy" and learned planners are _hulk_candidates' own
     if not isinstance(model, GNN):
-        raise TypeError(f"model must be None, 'heuristic', a hulk.learn.LearnedPlanner or a hulk.GNN, "
+        raise TypeError(f"model must be None, 'heuristic', 'greedy', a hulk.learn.LearnedPlanner or a hulk.GNN, "
                         f"got {type(model).__name__}")
     from .graph import Graph
     if isinstance(spec, generate.RegionalCluster):
