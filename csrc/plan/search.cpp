@@ -81,6 +81,23 @@ class Evaluator {
 // first) and gives it the idle machines closest to its group, in a batch of its own size,
 // halving the batch down to one machine until a batch shortens its time; a job no batch
 // helps is done. O(J log^2 N) evaluations; distances to each group are kept incrementally.
+// The job with the longest iteration time on its group (groups not empty, jobs not `done`) and
+// that time; {-1, -1} when there is none. Ties: the lower job index.
+std::pair<int64_t, double> slowest_job(Evaluator& ev, const std::vector<std::vector<int64_t>>& g,
+                                       const std::vector<uint8_t>& done) {
+  int64_t pick = -1;
+  double worst = -1;
+  for (size_t j = 0; j < g.size(); ++j) {
+    if (done[j] || g[j].empty()) continue;
+    const double t = ev.job(j, g[j]).time;
+    if (pick < 0 || t > worst) {
+      pick = static_cast<int64_t>(j);
+      worst = t;
+    }
+  }
+  return {pick, worst};
+}
+
 void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
                  const std::function<bool()>& out_of_time) {
   const int64_t N = c.size();
@@ -96,16 +113,7 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
   };
   for (;;) {
     if (out_of_time()) break;
-    int64_t pick = -1;
-    double worst = -1;
-    for (size_t j = 0; j < J; ++j) {
-      if (done[j] || g[j].empty()) continue;
-      const double t = ev.job(j, g[j]).time;
-      if (pick < 0 || t > worst) {
-        pick = static_cast<int64_t>(j);
-        worst = t;
-      }
-    }
+    const auto [pick, worst] = slowest_job(ev, g, done);
     if (pick < 0) break;
     const size_t j = static_cast<size_t>(pick);
     if (dist[j].empty()) add_distances(j, g[j]);
@@ -156,17 +164,9 @@ void grow_fastest_in_regions(const Cluster& c, const std::vector<ModelSpec>& job
   std::stable_sort(by_speed.begin(), by_speed.end(),
                    [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
   constexpr size_t kSteps[] = {1, 2, 4, 8, 16};
+  const std::vector<uint8_t> none_done(J, 0);
   for (int round = 0; round < 16 && !out_of_time(); ++round) {
-    int64_t pick = -1;
-    double worst = -1;
-    for (size_t j = 0; j < J; ++j) {
-      if (g[j].empty()) continue;
-      const double t = ev.job(j, g[j]).time;
-      if (pick < 0 || t > worst) {
-        pick = static_cast<int64_t>(j);
-        worst = t;
-      }
-    }
+    const auto [pick, worst] = slowest_job(ev, g, none_done);
     if (pick < 0) return;
     const size_t j = static_cast<size_t>(pick);
     std::unordered_set<std::string> regions;
