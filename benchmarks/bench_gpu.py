@@ -212,7 +212,7 @@ def main(argv=None) -> int:
                 rows.append(r)
                 print("  " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items() if k not in ("kind", "n", "nnz", "f")), flush=True)
-            _core.cuda_empty_cache()
+            _core.engine.cuda_empty_cache()
 
     lines = report(rows, gpu_name, copy_bw, args)
     print("\n".join(lines[1:-1]))

@@ -84,13 +84,13 @@ def layout_gains(spec, p):
             continue
         g = sorted(j["machines"])
         cm = planner._core_model(m)
-        new = _core.best_pipeline(cc, cm, g)
-        old = _core.bottleneck_pipeline(cc, cm, g)
+        new = _core.plan.best_pipeline(cc, cm, g)
+        old = _core.plan.bottleneck_pipeline(cc, cm, g)
         old_gain.append(old["iteration_s"] / new["iteration_s"] if old["feasible"] else math.inf)
         even = [math.inf]
         for order in (1, -1):
             reps = [(list(ms)[::order], even_bounds(len(ms), m.layers)) for ms, _ in new["replicas"]]
-            e = _core.pipeline_cost(cc, cm, reps)
+            e = _core.plan.pipeline_cost(cc, cm, reps)
             if e["feasible"]:
                 even.append(e["iteration_s"])
         even_gain.append(min(even) / new["iteration_s"])
@@ -111,7 +111,7 @@ def feasible_exists(spec, jobs):
     from hulk import _core
     cc = planner._core_cluster(spec)
     everything = list(range(len(spec)))
-    return all(_core.best_pipeline(cc, planner._core_model(m), everything)["feasible"]
+    return all(_core.plan.best_pipeline(cc, planner._core_model(m), everything)["feasible"]
                for m in planner.as_model_specs(jobs))
 
 

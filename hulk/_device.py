@@ -9,18 +9,18 @@ def cuda_available() -> bool:
     """True when hulk was built with CUDA and a CUDA device is usable here.
 
     False in the SIMT build (see :func:`cuda_simulated`), which uses no GPU."""
-    return bool(_core.built_with_cuda) and _core.cuda_device_count() > 0
+    return bool(_core.engine.built_with_cuda) and _core.engine.cuda_device_count() > 0
 
 
 def cuda_simulated() -> bool:
     """True in the SIMT build (``HULK_CUDA=SIMT``): ``device="cuda"`` runs the CUDA kernels
     on the CPU simulator, for tests and debugging. Never the default build."""
-    return bool(_core.cuda_simulated)
+    return bool(_core.engine.cuda_simulated)
 
 
 def cuda_unavailable_reason() -> str:
     """Why :func:`cuda_available` is False ("" when it is True)."""
-    return "" if cuda_available() else _core.cuda_unavailable_reason()
+    return "" if cuda_available() else _core.engine.cuda_unavailable_reason()
 
 
 def check_device(device: str) -> str:
@@ -35,9 +35,9 @@ def check_device(device: str) -> str:
 
 def get_num_threads() -> int:
     """Number of OpenMP threads the C++ core uses."""
-    return _core.get_num_threads()
+    return _core.engine.get_num_threads()
 
 
 def set_num_threads(n: int) -> None:
     """Sets the number of OpenMP threads the C++ core uses (n >= 1)."""
-    _core.set_num_threads(int(n))
+    _core.engine.set_num_threads(int(n))

@@ -322,8 +322,8 @@ def _sizes(text: str) -> tuple:
 
 def cmd_info(args: argparse.Namespace) -> int:
     print(f"hulk {_core.__version__}")
-    print(f"CUDA backend compiled: {bool(_core.built_with_cuda)}"
-          + (" (SIMT build: the kernels run on the CPU simulator)" if _core.cuda_simulated else ""))
+    print(f"CUDA backend compiled: {bool(_core.engine.built_with_cuda)}"
+          + (" (SIMT build: the kernels run on the CPU simulator)" if _core.engine.cuda_simulated else ""))
     print(f"CUDA usable: {cuda_available()}" + ("" if cuda_available() else f" ({cuda_unavailable_reason()})"))
     print(f"CPU threads: {get_num_threads()}")
     return 0

@@ -125,7 +125,7 @@ class GNN:
 
     def _build(self, g: Graph) -> None:
         if self._model is None:
-            self._model = _core.Model(in_features=g.num_node_features, edge_features=g.num_edge_features,
+            self._model = _core.engine.Model(in_features=g.num_node_features, edge_features=g.num_edge_features,
                                       **self._options)
             self._model.to(self.device)
         self._check_graph(g)
@@ -236,7 +236,7 @@ class GNN:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no model file at {path!r}")
-        model = _core.Model.load(path)
+        model = _core.engine.Model.load(path)
         cfg = model.config
         obj = cls(num_classes=cfg["num_classes"], hidden=cfg["hidden"], pooling=cfg["pooling"],
                   edge_pool=cfg["edge_pool"], dropout=cfg["dropout"], gcn_edge_weights=cfg["gcn_edge_weights"],

@@ -74,7 +74,7 @@ class Graph:
             dup = next(v for v in self.node_ids if v in seen or seen.add(v))
             raise ValueError(f"node_ids: {dup!r} appears more than once; ids must be unique")
         self._check_edges(num_nodes, src, dst, w, not directed)
-        self._g = _core.Graph(num_nodes, src, dst, x, e, w, not directed)
+        self._g = _core.engine.Graph(num_nodes, src, dst, x, e, w, not directed)
         self.node_attrs = list(node_attrs)
         self.edge_attrs = list(edge_attrs)
 
@@ -84,7 +84,7 @@ class Graph:
             if bad.any():
                 i = int(np.argmax(bad))
                 raise ValueError(f"edges[{i}]: {name} node id {ids[i]} is out of range [0, {n})")
-        loops, dups = _core.validate_edge_list(n, src, dst, w, undirected)
+        loops, dups = _core.engine.validate_edge_list(n, src, dst, w, undirected)
         problems = []
         if len(loops):
             shown = ", ".join(f"{self.node_ids[src[i]]!r}" for i in loops[:5])
@@ -150,7 +150,7 @@ class Graph:
             if not isinstance(g, Graph):
                 raise TypeError(f"batch: item {k} is a {type(g).__name__}, not a hulk.Graph")
         node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
-        return Graph._wrap(_core.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
+        return Graph._wrap(_core.engine.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
                            graphs[0].edge_attrs)
 
     # -- views -----------------------------------------------------------------------------

@@ -736,4 +736,4 @@ def _restore(gnn: GNN, blob: bytes) -> None:
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "m.gnn")
         Path(p).write_bytes(blob)
-        gnn._model = _core.Model.load(p)
+        gnn._model = _core.engine.Model.load(p)

@@ -42,20 +42,20 @@ PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all ma
 def _core_cluster(spec):
     if isinstance(spec, generate.RegionalCluster):
         names = spec.machine_names()
-        return _core.PlanCluster.from_network(
+        return _core.plan.PlanCluster.from_network(
             names, [spec.region_names[r] for r in spec.region.tolist()], spec.memory_gb.tolist(), spec.tflops.tolist(),
             len(spec.region_names), spec.region.tolist(), spec.access_ms.tolist(), spec.base_latency_ms.ravel().tolist(),
             spec.base_bandwidth_gbps.ravel().tolist(), spec.region_link.ravel().astype(np.uint8).tolist(),
             spec.missing_links)
     m, links = spec.machines, spec.links
-    return _core.PlanCluster([x["name"] for x in m], [x["region"] for x in m], [float(x["memory_gb"]) for x in m],
+    return _core.plan.PlanCluster([x["name"] for x in m], [x["region"] for x in m], [float(x["memory_gb"]) for x in m],
                              [float(x["tflops"]) for x in m], [int(l["a"]) for l in links],
                              [int(l["b"]) for l in links], [float(l["latency_ms"]) for l in links],
                              [float(l["bandwidth_gbps"]) for l in links], spec.missing_links)
 
 
 def _core_model(spec: "models.ModelSpec"):
-    return _core.ModelSpec(**spec.core_dict())
+    return _core.plan.ModelSpec(**spec.core_dict())
 
 
 def as_cluster_spec(cluster):
@@ -136,7 +136,7 @@ class Plan:
         n = len(self.cluster)
         if isinstance(machine, bool) or not isinstance(machine, numbers.Integral) or not 0 <= machine < n:
             raise ValueError(f"machine must be an index in [0, {n}), got {machine!r}")
-        core_plan, core_cluster, moved, seconds = _core.repair_without(self._cluster, self._plan, machine)
+        core_plan, core_cluster, moved, seconds = _core.plan.repair_without(self._cluster, self._plan, machine)
         return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
 
     def with_machine(self, machine: dict, links: Sequence[dict]) -> "Plan":
@@ -145,7 +145,7 @@ class Plan:
         ``latency_ms`` and optionally ``bandwidth_gbps``."""
         spec = self.cluster.with_machine(machine, links)
         new, new_links = spec.machines[-1], spec.links[len(self.cluster.links):]
-        core_plan, core_cluster, moved, seconds = _core.repair_with(
+        core_plan, core_cluster, moved, seconds = _core.plan.repair_with(
             self._cluster, self._plan, new["name"], new["region"], float(new["memory_gb"]), float(new["tflops"]),
             [l["a"] for l in new_links], [l["b"] for l in new_links], [float(l["latency_ms"]) for l in new_links],
             [float(l["bandwidth_gbps"]) for l in new_links])
@@ -239,21 +239,21 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     core_jobs = [_core_model(j) for j in job_specs]
     hulk_notes: list[str] = []
     if planner == "a":
-        p = _core.plan_system_a(core_cluster, core_jobs)
+        p = _core.plan.plan_system_a(core_cluster, core_jobs)
     elif planner == "b":
-        p = _core.plan_system_b(core_cluster, core_jobs)
+        p = _core.plan.plan_system_b(core_cluster, core_jobs)
     elif planner == "c":
-        p = _core.plan_system_c(core_cluster, core_jobs)
+        p = _core.plan.plan_system_c(core_cluster, core_jobs)
     elif planner == "search":
-        p = _core.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed), int(max_iterations))
+        p = _core.plan.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed), int(max_iterations))
     elif planner == "table2":
-        p = _core.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
+        p = _core.plan.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
     else:
         # One classification, or the learned planner's candidates (the rule's groups and the
         # GNN's best proposal): each is planned (and grown) and the shortest plan is kept.
         candidates = _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes)
         grown = [grow_bottleneck(spec, core_cluster, core_jobs, c, grow_rounds) if grow_rounds > 0
-                 else (_core.plan_hulk(core_cluster, core_jobs, list(c)), np.asarray(c), None) for c in candidates]
+                 else (_core.plan.plan_hulk(core_cluster, core_jobs, list(c)), np.asarray(c), None) for c in candidates]
         k = min(range(len(grown)), key=lambda i: grown[i][0].makespan_s)  # ties: the first (the rule's)
         p = grown[k][0]
         if len(grown) > 1:
@@ -265,7 +265,7 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
             hulk_notes.append(f"growth: {added} idle machine(s) given to the job that finished last, "
                               f"{grown[k][2] / 3600:.2f} h -> {p.makespan_s / 3600:.2f} h")
         if refine_iterations > 0:
-            p = _core.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
+            p = _core.plan.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
                                   int(refine_iterations))
     out = Plan(p, core_cluster, spec, job_specs, planner)
     if planner == "hulk":  # the classification (encoding, GNN inference) is part of planning
@@ -290,7 +290,7 @@ def grow_bottleneck(spec, core_cluster, core_jobs, classes, rounds: int = DEFAUL
     from .learn import _machines_of
     m = _machines_of(spec)
     best = np.asarray(classes, dtype=np.int64).copy()
-    p = _core.plan_hulk(core_cluster, core_jobs, best.tolist())
+    p = _core.plan.plan_hulk(core_cluster, core_jobs, best.tolist())
     start_s = p.makespan_s
     for _ in range(rounds):
         finish = np.array([j["finish_s"] if j["feasible"] else np.inf for j in p.to_dict()["jobs"]])
@@ -307,7 +307,7 @@ def grow_bottleneck(spec, core_cluster, core_jobs, classes, rounds: int = DEFAUL
                 break
             trial = best.copy()
             trial[candidates[:k]] = b
-            q = _core.plan_hulk(core_cluster, core_jobs, trial.tolist())
+            q = _core.plan.plan_hulk(core_cluster, core_jobs, trial.tolist())
             if q.makespan_s < (found[1].makespan_s if found else p.makespan_s * (1 - 1e-9)):
                 found = (trial, q)
         if found is None:
@@ -351,7 +351,7 @@ def _hulk_candidates(spec, job_specs, core_cluster, core_jobs, model, classes) -
             else:
                 out = model.proposals(spec, job_specs)
             if len(spec) <= HEURISTIC_CANDIDATE_MAX_MACHINES:
-                out.append(np.asarray(_core.heuristic_classes(core_cluster, core_jobs), dtype=np.int64))
+                out.append(np.asarray(_core.plan.heuristic_classes(core_cluster, core_jobs), dtype=np.int64))
             return out
     return [_hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes)]
 
@@ -369,7 +369,7 @@ def _hulk_classes(spec, job_specs, core_cluster, core_jobs, model, classes) -> l
     if isinstance(model, str):
         if model != "heuristic":
             raise ValueError(f"model must be None, 'heuristic', 'greedy', a LearnedPlanner or a GNN, got {model!r}")
-        return list(_core.heuristic_classes(core_cluster, core_jobs))
+        return list(_core.plan.heuristic_classes(core_cluster, core_jobs))
     from .gnn import GNN  # None, "greedy" and learned planners are _hulk_candidates' own
     if not isinstance(model, GNN):
         raise TypeError(f"model must be None, 'heuristic', 'greedy', a hulk.learn.LearnedPlanner or a hulk.GNN, "

@@ -35,7 +35,7 @@ def hulk47():
 
 
 def test_build_reports_itself(hulk47):
-    assert hulk._core.built_with_cuda
+    assert hulk._core.engine.built_with_cuda
     if hulk.cuda_simulated():
         assert not hulk.cuda_available()  # the simulator is never reported as a GPU
 
@@ -92,18 +92,18 @@ def test_model_moves_between_devices(hulk47):
 
 def test_spmm_paths_agree(hulk47):
     g, _, _ = hulk47
-    assert hulk._core.spmm_path() == "custom"
+    assert hulk._core.engine.spmm_path() == "custom"
     model = hulk.GNN(num_classes=4, hidden=(16,), seed=3, device="cuda")
     labels = np.arange(g.num_nodes) % 4
     model.fit(g, labels, epochs=3)
     custom = model.logits(g)
-    hulk._core.set_spmm_path("cusparse")
+    hulk._core.engine.set_spmm_path("cusparse")
     try:
         np.testing.assert_allclose(model.logits(g), custom, atol=1e-4)
     finally:
-        hulk._core.set_spmm_path("custom")
+        hulk._core.engine.set_spmm_path("custom")
     with pytest.raises(ValueError, match="'magic'"):
-        hulk._core.set_spmm_path("magic")
+        hulk._core.engine.set_spmm_path("magic")
 
 
 def test_batched_training_on_cuda(hulk47):

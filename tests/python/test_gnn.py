@@ -52,7 +52,7 @@ def labels(graph):
 
 def core_model(g, num_classes=3, hidden=(8, 6), pooling="sum", edge_pool=True, per_edge_reference=False,
                gcn_edge_weights=False, standardize=True, dropout=0.0, seed=0):
-    return _core.Model(in_features=g.num_node_features, edge_features=g.num_edge_features, num_classes=num_classes,
+    return _core.engine.Model(in_features=g.num_node_features, edge_features=g.num_edge_features, num_classes=num_classes,
                        hidden=list(hidden), pooling=pooling, edge_pool=edge_pool,
                        per_edge_reference=per_edge_reference, gcn_edge_weights=gcn_edge_weights,
                        standardize=standardize, dropout=dropout, seed=seed)

@@ -57,7 +57,7 @@ def test_encode_features_follow_the_documented_rules(small_cluster):
     np.testing.assert_allclose(x[:, col["log2_memory_gb"]], np.log2(small_cluster.memory_gb), rtol=1e-6)
     assert x[:, col["tflops_rank"]].max() == pytest.approx(1.0) and x[:, col["tflops_rank"]].min() == 0.0
     assert (x[:, col["job0_present"]] == 1).all() and (x[:, col["job3_present"]] == 0).all()
-    need_t5 = _core.ModelSpec(**models.get("T5-11B").core_dict()).memory_need_bytes
+    need_t5 = _core.plan.ModelSpec(**models.get("T5-11B").core_dict()).memory_need_bytes
     assert x[0, col["job0_log10_need_bytes"]] == pytest.approx(math.log10(need_t5), rel=1e-6)
     np.testing.assert_allclose(x[:, col["job0_log2_machine_memory_over_need"]],
                                np.log2(small_cluster.memory_gb * 1e9 / need_t5), rtol=1e-5)

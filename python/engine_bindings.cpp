@@ -1,7 +1,6 @@
-// hulk._core: the pybind11 extension. Thin: converts numpy arrays to the C++ types and
-// back, maps C++ exceptions to Python ones (invalid_argument -> ValueError,
-// runtime_error -> RuntimeError). Shape and dtype checks with friendly messages live in
-// the Python package; the C++ side re-checks everything it relies on.
+// hulk._core.engine: the GNN engine's bindings (graphs, the model, threads, the CUDA backend's
+// state). Thin: converts numpy arrays to the C++ types and back. Shape and dtype checks with
+// friendly messages live in the Python package; the C++ side re-checks everything it relies on.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -20,9 +19,6 @@
 
 namespace py = pybind11;
 using namespace hulk;
-
-void bind_plan(py::module_& m);   // plan_bindings.cpp
-void bind_bench(py::module_& m);  // bench_bindings.cpp
 
 namespace {
 
@@ -92,9 +88,7 @@ py::dict config_to_dict(const nn::ModelConfig& c) {
 
 }  // namespace
 
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "Hulk C++ core: CSR graphs, GNN ops and the node classifier";
-  m.attr("__version__") = HULK_VERSION;
+void bind_engine(py::module_& m) {
 
 #ifdef HULK_WITH_CUDA
   m.attr("built_with_cuda") = true;
@@ -116,8 +110,6 @@ PYBIND11_MODULE(_core, m) {
     return d;
   }, "The CUDA caching allocator's state");
   m.def("cuda_empty_cache", &device::empty_cache, "Frees the device memory the caching allocator holds");
-  bind_plan(m);
-  bind_bench(m);
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(n));
