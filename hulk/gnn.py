@@ -245,6 +245,16 @@ class GNN:
         obj._model = model
         return obj
 
+    def load_weights(self, path: str | os.PathLike) -> None:
+        """Replaces this model's weights (and configuration) with those of a file written by
+        :meth:`save`, e.g. to go back to a snapshot taken during training."""
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no model file at {path!r}")
+        model = _core.engine.Model.load(path)
+        model.to(self.device)
+        self._model = model
+
     @property
     def num_parameters(self) -> int:
         """Number of trainable scalars (requires a fitted or loaded model)."""

@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from hulk import cluster_spec as cs
+from hulk.plan import cluster_spec as cs
 from hulk.datasets import DataCleaningWarning
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hulk import cluster_spec as cs
+from hulk.plan import cluster_spec as cs
 
-from hulk import generate as gen
+from hulk.plan import generate as gen
 
 
 @pytest.fixture(scope="module")

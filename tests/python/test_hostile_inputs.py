@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import hulk
-from hulk import _io, cli, cluster_spec, generate, learn
+from hulk import _io, cli
+from hulk.plan import cluster_spec, generate, learned, training
 from weightfile import parse_model_file, write_model_file
 
 # ------------------------------------------------------------------------------------------
@@ -113,7 +114,7 @@ def test_plan_with_a_crafted_model_is_one_line_error(tmp_path, good_file, capsys
             t[1] = np.zeros((0, t[1].shape[1]), np.float32)
     model = tmp_path / "bad.gnn"
     model.write_bytes(_write(config, tensors))
-    meta = json.loads(learn.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
+    meta = json.loads(learned.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
     meta.pop("weights_sha256")
     (tmp_path / "bad.gnn.json").write_text(json.dumps(meta))
     _one_line_error(["plan", "--model", str(model), "--planner", "hulk"], capsys, str(model))
@@ -145,7 +146,7 @@ def test_negative_seed_does_not_wrap(tmp_path, good_file):
 
 def test_save_refuses_non_finite_weights(tmp_path):
     m, _ = _fitted_model()
-    blob = learn._snapshot(m)
+    blob = training._snapshot(m)
     config, tensors = _parse(blob)
     # A GNN whose weights diverged cannot be written: the load path refuses such a file too.
     tensors[0][1][0, 0] = np.inf
@@ -211,12 +212,12 @@ def test_graph_with_2_28_nodes_is_refused_within_bounded_memory(tmp_path):
 
 @pytest.mark.parametrize("key, value", [("max_jobs", 10**9), ("k_local", 10**9), ("k_remote", -1)])
 def test_encoding_with_huge_sizes_is_refused(tmp_path, key, value):
-    shutil.copy(learn.DEFAULT_MODEL, tmp_path / "m.gnn")
-    meta = json.loads(learn.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
+    shutil.copy(learned.DEFAULT_MODEL, tmp_path / "m.gnn")
+    meta = json.loads(learned.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
     meta[key] = value
     (tmp_path / "m.gnn.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match=f"{key} = {value} is out of range"):
-        learn.LearnedPlanner.load(tmp_path / "m.gnn")
+        learned.LearnedPlanner.load(tmp_path / "m.gnn")
 
 
 def test_cluster_from_dev_zero_is_refused(capsys):
@@ -225,9 +226,9 @@ def test_cluster_from_dev_zero_is_refused(capsys):
         cluster_spec.from_json("/dev/zero")
     with pytest.raises(ValueError, match="not a regular file"):
         generate.RegionalCluster.from_json("/dev/zero")
-    from hulk import planner
+    from hulk.plan import planners
     with pytest.raises(ValueError, match="not a regular file"):
-        planner.plan("/dev/zero", ["BERT-large"], "a")
+        planners.plan("/dev/zero", ["BERT-large"], "a")
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -248,13 +249,13 @@ def test_out_of_range_arguments_are_one_line_errors(argv, needle, capsys):
 
 
 def test_api_bounds_time_limit_and_seed():
-    from hulk import planner
+    from hulk.plan import planners
     with pytest.raises(ValueError, match="time_limit_s"):
-        planner.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", time_limit_s=1e308)
+        planners.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", time_limit_s=1e308)
     with pytest.raises(ValueError, match="seed"):
-        planner.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", seed=2**64)
+        planners.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", seed=2**64)
     with pytest.raises(ValueError, match="count"):
-        learn.make_dataset(10**9)
+        training.make_dataset(10**9)
 
 
 # ------------------------------------------------------------------------------------------
@@ -264,7 +265,7 @@ def test_api_bounds_time_limit_and_seed():
 _FSIZE = textwrap.dedent("""
     import resource, sys
     import hulk
-    from hulk import learn, generate, cluster_spec
+    from hulk.plan import learned, generate, cluster_spec
     {setup}
     resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))  # Python ignores SIGXFSZ
     try:
@@ -281,7 +282,7 @@ _FSIZE = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("setup, call", [
-    ("m = learn.default_planner().gnn", "m.save(sys.argv[1])"),
+    ("m = learned.default_planner().gnn", "m.save(sys.argv[1])"),
     ("c = generate.generate_cluster(300, seed=1)", "c.to_json(sys.argv[1])"),
     ("c = cluster_spec.hulk47_spec()", "c.to_json(sys.argv[1])"),
 ])
@@ -315,7 +316,7 @@ def test_empty_save_paths_are_refused(tmp_path):
     with pytest.raises(ValueError, match="the path is empty"):
         m.save("")
     with pytest.raises(ValueError, match="the path is empty"):
-        learn.default_planner().save("")
+        learned.default_planner().save("")
     with pytest.raises(ValueError, match="the path is empty"):
         _io.atomic_write("", "x")
 
@@ -329,18 +330,18 @@ def test_atomic_write_gives_the_mode_of_a_plain_open(tmp_path):
 
 
 def test_learned_planner_pairs_weights_and_encoding(tmp_path, monkeypatch):
-    a = learn.default_planner()
+    a = learned.default_planner()
     path = tmp_path / "p.gnn"
     a.save(path)
     encoding = json.loads((tmp_path / "p.gnn.json").read_text())
     assert len(encoding["weights_sha256"]) == 64
-    assert learn.LearnedPlanner.load(path).max_jobs == a.max_jobs
+    assert learned.LearnedPlanner.load(path).max_jobs == a.max_jobs
     # Killed between the two renames: new (valid) weights beside the old encoding.
     config, tensors = _parse((tmp_path / "p.gnn").read_bytes())
     tensors[0][1][0, 0] += 1.0
     (tmp_path / "p.gnn").write_bytes(_write(config, tensors))
     with pytest.raises(ValueError, match="not the ones .* was saved with"):
-        learn.LearnedPlanner.load(path)
+        learned.LearnedPlanner.load(path)
     # A save whose encoding write fails: no temporary file stays, and the pair on disk is
     # refused by name rather than loaded as new weights with an old encoding.
     a.save(path)
@@ -348,20 +349,20 @@ def test_learned_planner_pairs_weights_and_encoding(tmp_path, monkeypatch):
     def no_space(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    changed = learn.LearnedPlanner(learn.default_planner().gnn, k_local=4)
-    changed.gnn._model = learn.GNN.load(tmp_path / "p.gnn")._model
-    changed.gnn._model.fit_scaler(learn.encode(generate.generate_cluster(30, seed=2), ["BERT-large"])._g)
-    monkeypatch.setattr(learn, "atomic_write", no_space)
+    changed = learned.LearnedPlanner(learned.default_planner().gnn, k_local=4)
+    changed.gnn._model = hulk.GNN.load(tmp_path / "p.gnn")._model
+    changed.gnn._model.fit_scaler(learned.encode(generate.generate_cluster(30, seed=2), ["BERT-large"])._g)
+    monkeypatch.setattr(learned, "atomic_write", no_space)
     with pytest.raises(OSError):
         changed.save(path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.gnn", "p.gnn.json"]
     with pytest.raises(ValueError, match="not the ones .* was saved with"):
-        learn.LearnedPlanner.load(path)
+        learned.LearnedPlanner.load(path)
 
 
 def test_encoding_file_errors_name_the_file_and_key(tmp_path):
-    shutil.copy(learn.DEFAULT_MODEL, tmp_path / "m.gnn")
-    meta = json.loads(learn.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
+    shutil.copy(learned.DEFAULT_MODEL, tmp_path / "m.gnn")
+    meta = json.loads(learned.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
     for change, needle in [(lambda d: d.pop("k_local"), "key 'k_local' is missing"),
                            (lambda d: d.update(max_jobs="6"), "max_jobs must be of type int"),
                            (lambda d: d.update(extra=1), "unknown keys ['extra']")]:
@@ -369,11 +370,11 @@ def test_encoding_file_errors_name_the_file_and_key(tmp_path):
         change(d)
         (tmp_path / "m.gnn.json").write_text(json.dumps(d))
         with pytest.raises(ValueError, match=r"m\.gnn\.json") as exc:
-            learn.LearnedPlanner.load(tmp_path / "m.gnn")
+            learned.LearnedPlanner.load(tmp_path / "m.gnn")
         assert needle in str(exc.value)
     (tmp_path / "m.gnn.json").write_text('{"version": "a", "version": "b"}')
     with pytest.raises(ValueError, match="key 'version' appears twice"):
-        learn.LearnedPlanner.load(tmp_path / "m.gnn")
+        learned.LearnedPlanner.load(tmp_path / "m.gnn")
 
 
 # ------------------------------------------------------------------------------------------
@@ -425,8 +426,8 @@ def test_numpy_scalars_are_valid_arguments():
     m.fit(g, np.zeros(g.num_nodes, np.int64), epochs=np.int32(1), lr=np.float32(0.01),
           weight_decay=np.float32(0.0))
     assert hulk.GNN(3, dropout=np.float32(0.1), seed=np.uint8(3)).config["dropout"] == pytest.approx(0.1)
-    from hulk import planner
-    p = planner.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", time_limit_s=np.float32(0.05),
+    from hulk.plan import planners
+    p = planners.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", time_limit_s=np.float32(0.05),
                      seed=np.int64(1), max_iterations=np.int64(50))
     assert p.without(np.int64(3)).feasible
 
@@ -463,17 +464,17 @@ def test_cluster_path_beginning_with_a_brace_is_a_path(tmp_path, monkeypatch):
 
 def test_corrupt_label_cache_names_the_file(tmp_path):
     cache = tmp_path / "cache"
-    samples = learn.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache,
+    samples = training.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache,
                                  workers=1, progress=False)
     files = sorted(cache.glob("*.npz"))
     assert len(files) == len(samples)
     files[0].write_bytes(b"not an npz file")
     with pytest.raises(ValueError, match="label cache file .*" + files[0].name):
-        learn.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache, workers=1,
+        training.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache, workers=1,
                            progress=False)
     np.savez(files[0], labels=np.zeros(3, np.int64), search_makespan_s=1.0, search_s=1.0)
     with pytest.raises(ValueError, match="shape"):
-        learn.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache, workers=1,
+        training.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache, workers=1,
                            progress=False)
 
 
@@ -592,7 +593,7 @@ def test_plan_prints_progress_and_the_comparison_before_the_plan_tables(capsys):
 
 
 def test_machine_locations_of_the_bundled_and_a_generated_cluster():
-    from hulk import report
+    from hulk.plan import report
     names, lat, lon = report.machine_locations(cluster_spec.hulk47_spec())
     assert len(names) == 47 and np.isfinite(lat).all() and np.isfinite(lon).all()
     city = {c["name"]: (c["lat"], c["lon"]) for c in generate.cities()}
@@ -623,13 +624,13 @@ def test_png_map_with_hulk_and_search_side_by_side(tmp_path):
 
 _SAVE_FOREVER = textwrap.dedent("""
     import sys
-    from hulk import generate, learn
+    from hulk.plan import generate, learned
     what, path = sys.argv[1], sys.argv[2]
     if what == "cluster":
         obj = generate.generate_cluster(3000, seed=9)
         save = lambda: obj.to_json(path)
     else:
-        obj = learn.default_planner().gnn
+        obj = learned.default_planner().gnn
         save = lambda: obj.save(path)
     save()
     print("saved once", flush=True)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hulk import cluster_spec, models
+from hulk.plan import cluster_spec, models
 
 
 def test_catalogue_has_paper_jobs_with_sources():
