@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
 import hulk
+
 
 ROOT = Path(hulk.__file__).resolve().parent  # the hulk package under test
 
@@ -153,10 +157,8 @@ def test_the_package_does_not_use_its_deprecated_shims():
 
 def test_importing_hulk_does_not_import_the_planner():
     """``import hulk`` is the engine; hulk.plan loads when asked for."""
-    import subprocess
-    import sys
     code = "import sys, hulk; print('hulk.plan' in sys.modules, 'hulk.cli' in sys.modules)"
-    env = dict(__import__("os").environ, PYTHONPATH=str(ROOT.parent))
+    env = dict(os.environ, PYTHONPATH=str(ROOT.parent))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]

@@ -1,6 +1,6 @@
-"""The planner (hulk.planners.plan, Plan, repairs), its reports and the ``hulk plan`` command.
+"""The planners (hulk.plan.planners: plan, Plan, repairs).
 
-Checks are invariants of the documented semantics (csrc/plan/cost.h, planners.h, hulk/planner.py),
+Checks are invariants of the documented semantics (csrc/plan/cost.h, planners.h, hulk/plan/planners.py),
 so they hold for any seed and any time limit of the search: machines in range and disjoint across
 concurrent jobs, layer bounds 0..L strictly increasing and equal across replicas, every stage within
 its machine's memory, iteration = compute + communication, makespan = max finish (concurrent) or
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -18,13 +19,18 @@ import networkx as nx
 import pytest
 
 import hulk
-from hulk import cli
-from hulk.plan import cluster_spec, inputs, models, planners, report
+from hulk.plan import cluster_spec, generate, models, planners, report, training
+
 
 PAPER4 = list(models.PAPER_JOBS_4)
+
+
 SEQUENTIAL = ("a", "b", "c")
-CONCURRENT = ("search", "hulk", "table2")
+
+
 TIME_LIMIT = 0.2
+
+
 REL = 1e-9
 
 
@@ -43,10 +49,6 @@ def _assignment(p, n):
             out[m] = k
     return out
 
-
-# --------------------------------------------------------------------------------------------
-# fixtures: every plan computed once
-# --------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def spec47():
@@ -147,10 +149,6 @@ def _check_plan(p, spec, job_names):
     _strict_json(json.dumps(p.to_dict(), allow_nan=False))
 
 
-# --------------------------------------------------------------------------------------------
-# plans on the bundled cluster
-# --------------------------------------------------------------------------------------------
-
 @pytest.mark.parametrize("name", planners.PLANNERS)
 def test_plan_invariants_paper4(plans4, spec47, name):
     p = plans4[name]
@@ -246,10 +244,6 @@ def test_assignment_marks_idle(plans4):
     used = {m for j in p.jobs for m in j["machines"]}
     assert all(a[m] == -1 for m in range(47) if m not in used)
 
-
-# --------------------------------------------------------------------------------------------
-# repairs
-# --------------------------------------------------------------------------------------------
 
 def test_without_smallest_hulk_job(plans4, spec47):
     p = plans4["hulk"]
@@ -360,10 +354,6 @@ def test_with_machine_moved_lists_machines_a_repair_drops():
     assert sorted(q.moved) == changed, f"moved {q.moved}, but machines {changed} changed job ({q.notes})"
 
 
-# --------------------------------------------------------------------------------------------
-# errors
-# --------------------------------------------------------------------------------------------
-
 def test_unknown_planner(spec47):
     with pytest.raises(ValueError, match="zzz"):
         planners.plan(spec47, PAPER4, "zzz")
@@ -430,13 +420,6 @@ def test_negative_seed_is_a_clean_error_or_works(spec47):
         assert p.feasible
 
 
-def test_cli_negative_seed_no_traceback(capsys):
-    with pytest.raises(SystemExit) as exc:
-        cli.main(["plan", "--planner", "search", "--jobs", "BERT-large", "--time-limit", "0.05", "--seed", "-1"])
-    assert exc.value.code == 2
-    assert "--seed: -1" in capsys.readouterr().err
-
-
 def test_table2_needs_the_47_server_cluster(spec47):
     with pytest.raises(ValueError, match="47"):
         planners.plan(spec47.without(0), PAPER4, "table2")
@@ -470,10 +453,6 @@ def test_fractional_classes_are_rejected(spec47):
     with pytest.raises(ValueError, match="classes"):
         planners.plan(spec47, PAPER4, "hulk", classes=[0.5] * 47)
 
-
-# --------------------------------------------------------------------------------------------
-# custom clusters and models
-# --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["a", "b", "c", "search", "hulk"])
 def test_networkx_cluster(name):
@@ -523,180 +502,73 @@ def test_to_dict_is_strict_json_when_a_link_is_missing():
     _strict_json(json.dumps(p.to_dict(), allow_nan=False))
 
 
-def test_cli_json_with_forbidden_links(tmp_path, capsys):
-    G = nx.Graph(missing_links="forbid")
-    for i in range(4):
-        G.add_node(i, region=f"r{i // 2}", memory_gb=80.0, capability=8.0)
-    G.add_edge(0, 1, latency_ms=1.0)
-    G.add_edge(2, 3, latency_ms=1.0)
-    path = tmp_path / "forbid.json"
-    cluster_spec.from_networkx(G).to_json(path)
-    rc = cli.main(["plan", "--cluster", str(path), "--jobs", "GPT-2 1.5B", "--planner", "b", "--json"])
-    cap = capsys.readouterr()
-    assert rc == 0, cap.err
-    d = _strict_json(cap.out)
-    assert d["plans"][0]["feasible"] is False
+JOBS3 = ["GPT-2 1.5B", "BERT-large", "T5-11B"]
 
 
-def test_cli_plans_a_users_own_models(tmp_path, capsys):
-    """--models FILE (schema of hulk.plan.models.load_models): --jobs names resolve there first."""
-    path = tmp_path / "mine.json"
-    path.write_text(json.dumps({"version": "hulk-models/1", "models": [
-        {"name": "Tiny-LM", "aliases": ["tiny"], "layers": 8, "hidden": 512, "seq_len": 256, "params": 3e7,
-         "global_batch": 64, "micro_batches": 4, "iterations": 10, "source": "made up for the test"}]}))
-    rc = cli.main(["plan", "--models", str(path), "--jobs", "tiny,BERT-large", "--planner", "search",
-                   "--time-limit", "0.1", "--json"])
-    cap = capsys.readouterr()
-    assert rc == 0, cap.err
-    d = _strict_json(cap.out)
-    assert d["jobs"] == ["Tiny-LM", "BERT-large"]
-    assert [j["job"] for j in d["plans"][0]["jobs"]] == ["Tiny-LM", "BERT-large"]
-    assert d["plans"][0]["feasible"] is True
-    # Without the file the name is unknown; a bad file names the field and the value.
-    assert cli.main(["plan", "--jobs", "tiny", "--planner", "b"]) == 2
-    assert "unknown model 'tiny'" in capsys.readouterr().err
-    path.write_text(json.dumps([{"name": "x", "layers": -1, "hidden": 8, "seq_len": 8, "params": 1e3,
-                                 "global_batch": 8}]))
-    assert cli.main(["plan", "--models", str(path), "--jobs", "x", "--planner", "b"]) == 2
-    assert "layers" in capsys.readouterr().err
+@pytest.fixture(scope="module")
+def small_cluster():
+    return generate.generate_cluster(60, seed=4)
 
 
-# --------------------------------------------------------------------------------------------
-# reports
-# --------------------------------------------------------------------------------------------
-
-def test_ranges():
-    assert report.ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
-    assert report.ranges([8, 7, 5, 2, 1, 0]) == "0-2,5,7-8"
-    assert report.ranges([3]) == "3"
-    assert report.ranges([]) == "-"
-
-
-def test_plan_table_and_comparison_table(plans4):
-    ordered = [plans4[x] for x in planners.PLANNERS]
-    for p in ordered:
-        t = report.plan_table(p)
-        assert p.title in t
-        for name in PAPER4:
-            assert name in t
-    c = report.comparison_table(ordered)
-    for p in ordered:
-        assert p.title in c
+def test_hulk_keeps_the_shortest_of_its_candidates(small_cluster):
+    from hulk.plan.rules import greedy_classes
+    p = planners.plan(small_cluster, JOBS3, "hulk", refine_iterations=0)  # the shipped model
+    assert p.notes[0].startswith("hulk: ") and "region heuristic's groups" in p.notes[0]
+    for other in (planners.plan(small_cluster, JOBS3, "hulk", classes=greedy_classes(small_cluster, JOBS3),
+                               refine_iterations=0),
+                  planners.plan(small_cluster, JOBS3, "hulk", model="heuristic", refine_iterations=0)):
+        assert p.makespan_s <= other.makespan_s
+    without = planners.plan(small_cluster, JOBS3, "hulk", model="greedy", refine_iterations=0)
+    assert "GNN" not in without.notes[0] and "region heuristic's groups" in without.notes[0]
+    assert p.makespan_s <= without.makespan_s
+    big = generate.generate_cluster(planners.HEURISTIC_CANDIDATE_MAX_MACHINES + 1, seed=4)
+    notes = planners.plan(big, JOBS3, "hulk", refine_iterations=0).notes
+    assert not any("region heuristic's groups" in n for n in notes)
 
 
-# --------------------------------------------------------------------------------------------
-# command line
-# --------------------------------------------------------------------------------------------
-
-def test_cli_plan_hulk_table(capsys):
-    assert cli.main(["plan", "--planner", "hulk"]) == 0
-    out = capsys.readouterr().out
-    assert "47 machines" in out
-    assert planners.PLANNER_TITLES["hulk"] in out
-    for name in PAPER4:
-        assert name in out
-    assert "all jobs finish after" in out
+def test_model_argument_validation(small_cluster):
+    with pytest.raises(ValueError, match="model must be"):
+        planners.plan(small_cluster, JOBS3, "hulk", model="bogus")
+    with pytest.raises(TypeError, match="model must be"):
+        planners.plan(small_cluster, JOBS3, "hulk", model=3.5)
+    h = planners.plan(small_cluster, JOBS3, "hulk", model="heuristic")
+    assert h.planner == "hulk"
 
 
-def test_cli_plan_json(capsys):
-    assert cli.main(["plan", "--json", "--planner", "search", "--time-limit", "0.2"]) == 0
-    d = _strict_json(capsys.readouterr().out)
-    assert d["jobs"] == PAPER4
-    assert len(d["plans"]) == 1
-    p = d["plans"][0]
-    assert p["planner"] == "search" and p["feasible"] is True
-    assert isinstance(p["makespan_s"], float) and p["makespan_s"] > 0
-    assert [j["job"] for j in p["jobs"]] == PAPER4
-    assert d["repaired"] == []
+def test_regional_and_explicit_clusters_plan_alike():
+    # With every region pair linked, the explicit spec lists exactly the regional pair values.
+    c = generate.generate_cluster(30, seed=9, missing_fraction=0.0)
+    spec = c.to_spec()
+    for name in ("a", "b", "c"):
+        assert planners.plan(c, JOBS3, name).makespan_s == pytest.approx(planners.plan(spec, JOBS3, name).makespan_s,
+                                                                         rel=1e-12)
+    s1 = planners.plan(c, JOBS3, "search", time_limit_s=30, max_iterations=200)
+    s2 = planners.plan(spec, JOBS3, "search", time_limit_s=30, max_iterations=200)
+    assert s1.makespan_s == pytest.approx(s2.makespan_s, rel=1e-12)
+    assert [j["machines"] for j in s1.jobs] == [j["machines"] for j in s2.jobs]
 
 
-def test_cli_plan_json_all_planners_strict(capsys):
-    """Default planners include infeasible baselines: their inf must come out as null."""
-    assert cli.main(["plan", "--json", "--time-limit", "0.1"]) == 0
-    d = _strict_json(capsys.readouterr().out)
-    names = [p["planner"] for p in d["plans"]]
-    assert names == ["a", "b", "c", "search", "hulk", "table2"]
-    assert d["plans"][0]["makespan_s"] is None
+def test_plan_repair_on_a_regional_cluster(small_cluster):
+    p = planners.plan(small_cluster, JOBS3, "search", time_limit_s=5, max_iterations=100)
+    victim = p.jobs[0]["machines"][0]
+    q = p.without(victim)
+    assert len(q.cluster) == len(small_cluster) - 1
+    assert q.feasible
 
 
-def test_cli_plan_fail(capsys):
-    assert cli.main(["plan", "--planner", "hulk", "--fail", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "machine 3 failed" in out
-    assert "repaired in" in out
-    assert out.count("== Hulk (Algorithm 1) ==") == 2
+def test_search_max_iterations_is_reproducible(small_cluster):
+    a = planners.plan(small_cluster, JOBS3, "search", time_limit_s=30, max_iterations=150, seed=2)
+    b = planners.plan(small_cluster, JOBS3, "search", time_limit_s=30, max_iterations=150, seed=2)
+    assert a.makespan_s == b.makespan_s and "150 local-search moves" in a.notes[0]
+    with pytest.raises(ValueError, match="max_iterations"):
+        planners.plan(small_cluster, JOBS3, "search", max_iterations=-1)
 
 
-def test_cli_plan_fail_json(capsys):
-    assert cli.main(["plan", "--planner", "hulk", "--fail", "3", "--json"]) == 0
-    d = _strict_json(capsys.readouterr().out)
-    assert len(d["repaired"]) == 1
-    r = d["repaired"][0]["plan"]
-    assert r["repair_s"] >= 0 and isinstance(r["moved"], list)
-    assert max(m for j in r["jobs"] for m in j["machines"]) <= 45
-
-
-def test_cli_plan_fail_out_of_range(capsys):
-    assert cli.main(["plan", "--planner", "hulk", "--fail", "47"]) == 2
-    assert "47" in capsys.readouterr().err
-
-
-def test_cli_plan_add(capsys, tmp_path):
-    add = {"machine": {"region": "Beijing", "memory_gb": 640, "capability": 8.0},
-           "links": [{"to": 0, "latency_ms": 1.0}, {"to": 5, "latency_ms": 3.0}]}
-    assert cli.main(["plan", "--planner", "hulk", "--add", json.dumps(add)]) == 0
-    out = capsys.readouterr().out
-    assert "a machine joined" in out
-    assert "moved machines 47" in out or "moved machines none" in out
-    f = tmp_path / "add.json"
-    f.write_text(json.dumps(add))
-    assert cli.main(["plan", "--planner", "hulk", "--add", str(f), "--json"]) == 0
-    d = _strict_json(capsys.readouterr().out)
-    r = d["repaired"][0]["plan"]
-    assert any(47 in j["machines"] for j in r["jobs"]) == (47 in r["moved"])
-
-
-def test_cli_plan_add_bad_json(capsys):
-    assert cli.main(["plan", "--planner", "hulk", "--add", "{not json"]) == 2
-    assert "--add" in capsys.readouterr().err
-
-
-def test_cli_plan_png(tmp_path, capsys):
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        pytest.skip("matplotlib is not installed: --png cannot draw")
-    path = tmp_path / "f.png"
-    assert cli.main(["plan", "--png", str(path), "--planner", "hulk"]) == 0
-    assert path.stat().st_size > 1000
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert str(path) in capsys.readouterr().out
-
-
-def test_cli_plan_paper6(capsys):
-    assert cli.main(["plan", "--jobs", "paper6", "--planner", "hulk"]) == 0
-    out = capsys.readouterr().out
-    six = list(models.PAPER_JOBS_6)
-    assert len(six) == 6
-    for name in six:
-        assert name in out
-    assert "iterations per job: " + ", ".join(["1000"] * 6) in out
-
-
-def test_cli_plan_unknown_job(capsys):
-    assert cli.main(["plan", "--jobs", "nope"]) == 2
-    cap = capsys.readouterr()
-    assert "error" in cap.err and "nope" in cap.err
-
-
-def test_cli_plan_gnn(capsys):
-    assert cli.main(["plan", "--gnn", "--planner", "hulk"]) == 0
-    out = capsys.readouterr().out
-    for name in PAPER4:
-        assert name in out
-    assert "all jobs finish after" in out
-
-
-def test_cli_gnn_needs_paper_jobs(capsys):
-    assert cli.main(["plan", "--gnn", "--planner", "hulk", "--jobs", "BERT-large"]) == 2
-    assert "--gnn" in capsys.readouterr().err
+def test_api_bounds_time_limit_and_seed():
+    from hulk.plan import planners
+    with pytest.raises(ValueError, match="time_limit_s"):
+        planners.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", time_limit_s=1e308)
+    with pytest.raises(ValueError, match="seed"):
+        planners.plan(cluster_spec.hulk47_spec(), ["BERT-large"], "search", seed=2**64)
+    with pytest.raises(ValueError, match="count"):
+        training.make_dataset(10**9)

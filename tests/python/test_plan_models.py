@@ -1,4 +1,4 @@
-"""hulk.models: the catalogue, derived quantities, lookup, user models and errors."""
+"""hulk.plan.models: the catalogue, derived quantities, lookup, user models and errors."""
 
 from __future__ import annotations
 

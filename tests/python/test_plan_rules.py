@@ -1,5 +1,7 @@
-"""The greedy baseline (hulk.greedy): each job on the fastest free machines that cover its memory
-need, in one region where possible."""
+"""The planner's rules (hulk.plan.rules): the greedy baseline (each job on the fastest free machines
+that cover its memory need, in one region where possible), growth, and Algorithm 1 on a
+classification. Both rules are also compared with the Python reference in reference_rules.py,
+which the C++ rules (_core.plan.greedy_classes, _core.plan.grow_bottleneck) must match."""
 
 import networkx as nx
 import numpy as np
@@ -133,3 +135,42 @@ def test_growth_never_lengthens_a_plan_and_is_part_of_hulk():
 def test_grow_rounds_is_validated():
     with pytest.raises(ValueError, match="grow_rounds"):
         planners.plan(_two_regions(), ["BERT-large"], "hulk", grow_rounds=-1)
+
+
+# ---------------------------------------------------------------------------------- against the reference
+
+def _cases():
+    yield _two_regions(), ["BERT-large", "GPT-2 1.5B"]
+    yield cluster_spec.hulk47_spec(), list(models.PAPER_JOBS_4)
+    for seed in range(6):
+        c = generate.generate_cluster(30 + 45 * seed, seed=40 + seed)
+        yield c, training.draw_jobs(np.random.default_rng(seed), c.memory_gb.sum() * 1e9)
+
+
+def test_greedy_classes_match_the_reference():
+    for c, jobs in _cases():
+        if jobs:
+            assert greedy_classes(c, jobs) == reference_rules.greedy_classes(c, jobs), (len(c), jobs)
+
+
+def test_growth_matches_the_reference():
+    for c, jobs in _cases():
+        if not jobs:
+            continue
+        start = greedy_classes(c, jobs)
+        for rounds in (0, 1, rules.DEFAULT_GROW_ROUNDS):
+            p, grown, before = rules.grow_bottleneck(c, jobs, start, rounds=rounds)
+            q, want, want_before = reference_rules.grow_bottleneck(c, jobs, start, rounds=rounds)
+            assert grown.tolist() == want.tolist() and before == want_before, (len(c), jobs, rounds)
+            assert p.makespan_s == q.makespan_s
+
+
+def test_plan_classes_is_hulk_without_growth_or_refinement():
+    c = generate.generate_cluster(90, seed=5)
+    jobs = ["T5-11B", "BERT-large"]
+    classes = greedy_classes(c, jobs)
+    p = rules.plan_classes(c, jobs, classes)
+    q = planners.plan(c, jobs, "hulk", classes=classes, refine_iterations=0, grow_rounds=0)
+    assert p.makespan_s == q.makespan_s and p.to_dict()["jobs"] == q.jobs
+    with pytest.raises(ValueError, match="classes: expected 90 integer job indices"):
+        rules.plan_classes(c, jobs, classes[:-1])
