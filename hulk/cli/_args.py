@@ -40,7 +40,7 @@ def real(lo: float, hi: float, lo_open: bool = False):
     return parse
 
 
-def hidden(text: str) -> list[int]:
+def widths(text: str) -> list[int]:
     try:
         sizes = [int(s) for s in text.split(",")]
     except ValueError:
@@ -50,7 +50,7 @@ def hidden(text: str) -> list[int]:
     return sizes
 
 
-def path(text: str) -> str:
+def file_path(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("the path is empty")
     return text

@@ -11,21 +11,21 @@ from .. import datasets
 from ..gnn import GNN, format_epoch, format_epoch_header
 from ..graph import Graph
 from ..plan.planners import PAPER_EDGE_ATTRS, PAPER_NODE_ATTRS
-from . import _args
+from ._args import MAX_EPOCHS, MAX_SEED, file_path, integer, real, widths
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("classify", help="train the GNN on the bundled 47-server cluster with the paper's labels "
                                         "and print the per-epoch table and each machine's predicted job")
-    p.add_argument("--epochs", type=_args.integer(1, _args.MAX_EPOCHS), default=200, help="training epochs (default 200)")
-    p.add_argument("--hidden", type=_args.hidden, default=[64, 64], help="layer widths, e.g. 64,64 (default)")
+    p.add_argument("--epochs", type=integer(1, MAX_EPOCHS), default=200, help="training epochs (default 200)")
+    p.add_argument("--hidden", type=widths, default=[64, 64], help="layer widths, e.g. 64,64 (default)")
     p.add_argument("--pooling", choices=["sum", "mean"], default="sum", help="EdgePool pooling (default sum)")
-    p.add_argument("--lr", type=_args.real(0, 1, lo_open=True), default=0.01, help="Adam learning rate in (0, 1] "
+    p.add_argument("--lr", type=real(0, 1, lo_open=True), default=0.01, help="Adam learning rate in (0, 1] "
                                                                               "(default 0.01)")
-    p.add_argument("--weight-decay", type=_args.real(0, 1), default=5e-4, help="L2 weight decay in [0, 1] (default 5e-4)")
-    p.add_argument("--dropout", type=_args.real(0, 0.99), default=0.0, help="dropout between layers (default 0)")
-    p.add_argument("--seed", type=_args.integer(0, _args.MAX_SEED), default=0, help="random seed (default 0)")
-    p.add_argument("--save", metavar="PATH", type=_args.path, help="write the trained weights to PATH (atomically)")
+    p.add_argument("--weight-decay", type=real(0, 1), default=5e-4, help="L2 weight decay in [0, 1] (default 5e-4)")
+    p.add_argument("--dropout", type=real(0, 0.99), default=0.0, help="dropout between layers (default 0)")
+    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed (default 0)")
+    p.add_argument("--save", metavar="PATH", type=file_path, help="write the trained weights to PATH (atomically)")
     p.add_argument("--json", action="store_true", help="print the history and predictions as JSON")
     p.set_defaults(func=run)
 

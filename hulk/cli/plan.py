@@ -13,7 +13,7 @@ from .._progress import Status
 from ..plan import cluster_spec, generate, models, report
 from ..plan.learned import LearnedPlanner
 from ..plan.planners import plan, table2_gnn
-from . import _args
+from ._args import MAX_GENERATED, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, file_path, integer, real
 
 
 def add_parser(sub) -> None:
@@ -21,34 +21,34 @@ def add_parser(sub) -> None:
                                     "cluster) with Systems A/B/C, Search and Hulk, and compare them")
     p.add_argument("--jobs", default="paper4", help="paper4 (default: OPT-175B, T5-11B, GPT-2 1.5B, BERT-large), "
                                                     "paper6 (adds RoBERTa-large, XLNet-large) or names, comma-separated")
-    p.add_argument("--models", metavar="FILE", type=_args.path, help="JSON file of your own models (schema: hulk.plan.models); "
+    p.add_argument("--models", metavar="FILE", type=file_path, help="JSON file of your own models (schema: hulk.plan.models); "
                    "--jobs names are looked up there before the catalogue")
-    p.add_argument("--cluster", metavar="FILE", type=_args.path, help="cluster JSON file (schema: hulk.plan.cluster_spec); default: the "
+    p.add_argument("--cluster", metavar="FILE", type=file_path, help="cluster JSON file (schema: hulk.plan.cluster_spec); default: the "
                                                      "bundled 47-server cluster")
     p.add_argument("--planner", default="all", choices=["all", "a", "b", "c", "search", "hulk", "table2"],
                    help="one planner, or all (default)")
-    p.add_argument("--time-limit", type=_args.real(0, _args.MAX_SECONDS, lo_open=True), default=2.0,
+    p.add_argument("--time-limit", type=real(0, MAX_SECONDS, lo_open=True), default=2.0,
                    help="search time limit in seconds (default 2; at most a week)")
-    p.add_argument("--seed", type=_args.integer(0, _args.MAX_SEED), default=0, help="random seed (default 0)")
-    p.add_argument("--generate", type=_args.integer(2, _args.MAX_GENERATED), metavar="N", help="plan on a generated cluster of N machines "
+    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed (default 0)")
+    p.add_argument("--generate", type=integer(2, MAX_GENERATED), metavar="N", help="plan on a generated cluster of N machines "
                                                                "(hulk.plan.generate, seeded by --seed)")
-    p.add_argument("--max-iterations", type=_args.integer(0, _args.MAX_ITERATIONS), default=0, help="also stop the search after this many moves "
+    p.add_argument("--max-iterations", type=integer(0, MAX_ITERATIONS), default=0, help="also stop the search after this many moves "
                                                                  "(reproducible plans; default 0 = time limit only)")
     p.add_argument("--classifier", choices=["learned", "heuristic", "greedy"], default="learned",
                    help="how Hulk classifies machines: the learned planner (default: the model shipped with "
                         "the package, or --model), the region heuristic, or the learned planner's candidates "
                         "without the GNN (the greedy rule of hulk.plan.rules)")
-    p.add_argument("--model", metavar="PATH", type=_args.path, help="a learned planner written by `hulk train`")
+    p.add_argument("--model", metavar="PATH", type=file_path, help="a learned planner written by `hulk train`")
     p.add_argument("--gnn", action="store_true", help="Hulk classifies machines with a GNN trained on the "
                                                       "paper's Table 2 labels (the paper's own setup)")
-    p.add_argument("--fail", type=_args.integer(0, 2**31), metavar="MACHINE", help="then repair the concurrent plans after this "
+    p.add_argument("--fail", type=integer(0, 2**31), metavar="MACHINE", help="then repair the concurrent plans after this "
                                                                 "machine fails")
     p.add_argument("--add", metavar="JSON", help="then add a machine: JSON text or file with 'machine' (region, "
                                                  "memory_gb, capability or gpu or tflops) and 'links' (to, latency_ms)")
     p.add_argument("--json", action="store_true", help="print the plans as JSON (with the cluster's notes)")
     p.add_argument("--verbose", action="store_true", help="also print the notes on how the cluster's attributes "
                                                           "were derived")
-    p.add_argument("--png", metavar="PATH", type=_args.path, help="write a figure: machines on a world map coloured by "
+    p.add_argument("--png", metavar="PATH", type=file_path, help="write a figure: machines on a world map coloured by "
                                                             "job (Hulk and Search) and per-job time bars "
                                                             "(needs matplotlib)")
     p.set_defaults(func=run)

@@ -5,33 +5,33 @@ from __future__ import annotations
 import argparse
 
 from ..plan.training import make_dataset, train
-from . import _args
+from ._args import MAX_EPOCHS, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, file_path, integer, real, widths
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("train", help="label generated clusters with the search planner (cached) and train the "
                                      "learned planner on them")
-    p.add_argument("--samples", type=_args.integer(1, 100_000), default=600, help="generated clusters (default 600)")
+    p.add_argument("--samples", type=integer(1, 100_000), default=600, help="generated clusters (default 600)")
     p.add_argument("--sizes", default="16,2000", help="machine counts LO,HI, drawn log-uniformly (default 16,2000)")
-    p.add_argument("--label-time", type=_args.real(0, _args.MAX_SECONDS, lo_open=True), default=2.0, help="search time limit per cluster, s (default 2)")
-    p.add_argument("--label-iterations", type=_args.integer(0, _args.MAX_ITERATIONS), default=2000, help="search moves per cluster (default 2000)")
-    p.add_argument("--workers", type=_args.integer(1, 1024), default=None,
+    p.add_argument("--label-time", type=real(0, MAX_SECONDS, lo_open=True), default=2.0, help="search time limit per cluster, s (default 2)")
+    p.add_argument("--label-iterations", type=integer(0, MAX_ITERATIONS), default=2000, help="search moves per cluster (default 2000)")
+    p.add_argument("--workers", type=integer(1, 1024), default=None,
                    help="labelling processes, >= 1 (default: CPU count)")
-    p.add_argument("--cache", metavar="DIR", type=_args.path, help="label cache (default: $HULK_CACHE/labels or ~/.cache/hulk/labels)")
-    p.add_argument("--epochs", type=_args.integer(1, _args.MAX_EPOCHS), default=30, help="training epochs (default 30)")
-    p.add_argument("--batch", type=_args.integer(1, 1_000_000), default=8, help="graphs per optimiser step (default 8)")
-    p.add_argument("--hidden", type=_args.hidden, default=[64, 64, 64], help="layer widths (default 64,64,64)")
-    p.add_argument("--idle-ratio", type=_args.real(0, 1e6, lo_open=True), default=8.0,
+    p.add_argument("--cache", metavar="DIR", type=file_path, help="label cache (default: $HULK_CACHE/labels or ~/.cache/hulk/labels)")
+    p.add_argument("--epochs", type=integer(1, MAX_EPOCHS), default=30, help="training epochs (default 30)")
+    p.add_argument("--batch", type=integer(1, 1_000_000), default=8, help="graphs per optimiser step (default 8)")
+    p.add_argument("--hidden", type=widths, default=[64, 64, 64], help="layer widths (default 64,64,64)")
+    p.add_argument("--idle-ratio", type=real(0, 1e6, lo_open=True), default=8.0,
                    help="idle machines per busy one in each step's loss (a random subset; default 8)")
-    p.add_argument("--boost", type=_args.integer(1, 100), default=4,
+    p.add_argument("--boost", type=integer(1, 100), default=4,
                    help="times per epoch a cluster is seen where the greedy rule is over 2%% behind the teacher "
                         "(default 4)")
-    p.add_argument("--lr", type=_args.real(0, 1, lo_open=True), default=0.005,
+    p.add_argument("--lr", type=real(0, 1, lo_open=True), default=0.005,
                    help="Adam learning rate in (0, 1] (default 0.005)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    p.add_argument("--seed", type=_args.integer(0, _args.MAX_SEED), default=0,
+    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0,
                    help="seed of the data set, split and weights (default 0)")
-    p.add_argument("--out", type=_args.path, default="hulk-planner.gnn", help="model file (default hulk-planner.gnn; the "
+    p.add_argument("--out", type=file_path, default="hulk-planner.gnn", help="model file (default hulk-planner.gnn; the "
                                                              "encoding goes to OUT.json)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)

@@ -139,7 +139,7 @@ CAPABILITY_TO_GPU = {
 # so a = exp(0.75232) = 2.12193, k = 0.17389. Residuals ln(bw) - ln(fit), in the order above:
 #   +0.221, +0.119, +0.006, -0.222, -0.097, +0.020, -0.045 (RMS 0.133, i.e. about +-14 %).
 # The fit is weak (bandwidth barely depends on delay in this data, R^2 about 0.5), but it is the
-# only public set of measured pairs we have; tests/python/test_cluster_spec.py recomputes it.
+# only public set of measured pairs we have; tests/python/test_plan_cluster_spec.py recomputes it.
 # Examples: 1 ms -> 2.12 Gbps, 10 ms -> 1.42, 100 ms -> 0.95, 741 ms -> 0.67.
 BW_FIT_A = 2.12192925340501
 BW_FIT_K = 0.1738914412298207

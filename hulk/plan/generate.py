@@ -106,7 +106,7 @@ EARTH_RADIUS_KM = 6371.0
 # from hulk/data/cities.json: a = 44.171, b = 0.0187754 (median absolute residual 80 ms,
 # r = 0.43), rounded below to 5 significant digits.
 # LAN: median latency of the 60 same-city links of hulk47 = 8 ms.
-# fit_latency_model() recomputes them; tests/python/test_generate.py checks the rounding.
+# fit_latency_model() recomputes them; tests/python/test_plan_generate.py checks the rounding.
 LATENCY_A_MS = 44.171
 LATENCY_B_MS_PER_KM = 0.018775
 LAN_LATENCY_MS = 8.0
