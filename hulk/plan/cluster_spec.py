@@ -258,36 +258,9 @@ def check_printable(text: str, where: str) -> None:
         raise ValueError(f"{where} = {text!r} contains the control character {bad!r}; names must be printable")
 
 
-def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> dict:
-    """Apply rules a and b to one machine's raw attributes; return the machine dict."""
-    where = f"machine {i}"
-    if raw.get("name") not in (None, ""):
-        where += f" ({raw['name']!r})"
-
-    region = raw.get("region")
-    if not isinstance(region, str) or not region.strip():
-        raise ValueError(f"{where}: region is required and must be a non-empty string, got {region!r}")
-    check_printable(region, f"{where}: region")
-    name = raw.get("name")
-    if name not in (None, ""):
-        if not isinstance(name, str):
-            raise ValueError(f"{where}: name must be a string, got {type(name).__name__} {name!r}")
-        check_printable(name, f"{where}: name")
-    mem = raw.get("memory_gb")
-    if mem is None:
-        raise ValueError(f"{where}: memory_gb is required")
-    if not is_real(mem) or not math.isfinite(mem) or mem <= 0:
-        raise ValueError(f"{where}: memory_gb must be finite and > 0, got {mem!r}")
-    mem = float(mem)
-
-    cap = raw.get("capability")
-    if cap is not None and (not is_real(cap) or not math.isfinite(cap) or cap <= 0):
-        raise ValueError(f"{where}: capability must be finite and > 0, got {cap!r}")
-    gpu = raw.get("gpu")
-    gpus = raw.get("gpus")
-    if gpus is not None and (not is_real(gpus) or not math.isfinite(gpus) or gpus <= 0):
-        raise ValueError(f"{where}: gpus must be finite and > 0, got {gpus!r}")
-
+def _rule_a(gpu, cap, gpus, mem: float, where: str, i: int, notes: _Notes) -> tuple:
+    """Rule a for one machine: ``(GPU table entry, capability, GPU count)`` from its ``gpu`` name
+    and/or ``capability`` (and ``gpus``, derived from memory when absent)."""
     if gpu is not None:
         try:
             info = gpu_info(gpu)
@@ -318,6 +291,40 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
                       f"total memory)", "machines", i)
     else:
         raise ValueError(f"{where}: needs 'gpu' (a GPU type name) or 'capability' (CUDA compute capability)")
+    return info, cap, gpus
+
+
+def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> dict:
+    """Apply rules a and b to one machine's raw attributes; return the machine dict."""
+    where = f"machine {i}"
+    if raw.get("name") not in (None, ""):
+        where += f" ({raw['name']!r})"
+
+    region = raw.get("region")
+    if not isinstance(region, str) or not region.strip():
+        raise ValueError(f"{where}: region is required and must be a non-empty string, got {region!r}")
+    check_printable(region, f"{where}: region")
+    name = raw.get("name")
+    if name not in (None, ""):
+        if not isinstance(name, str):
+            raise ValueError(f"{where}: name must be a string, got {type(name).__name__} {name!r}")
+        check_printable(name, f"{where}: name")
+    mem = raw.get("memory_gb")
+    if mem is None:
+        raise ValueError(f"{where}: memory_gb is required")
+    if not is_real(mem) or not math.isfinite(mem) or mem <= 0:
+        raise ValueError(f"{where}: memory_gb must be finite and > 0, got {mem!r}")
+    mem = float(mem)
+
+    cap = raw.get("capability")
+    if cap is not None and (not is_real(cap) or not math.isfinite(cap) or cap <= 0):
+        raise ValueError(f"{where}: capability must be finite and > 0, got {cap!r}")
+    gpu = raw.get("gpu")
+    gpus = raw.get("gpus")
+    if gpus is not None and (not is_real(gpus) or not math.isfinite(gpus) or gpus <= 0):
+        raise ValueError(f"{where}: gpus must be finite and > 0, got {gpus!r}")
+
+    info, cap, gpus = _rule_a(gpu, cap, gpus, mem, where, i, notes)
     gpus = float(gpus)
 
     tflops = raw.get("tflops")
