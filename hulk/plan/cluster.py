@@ -28,8 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import _core
-
 __all__ = ["Cluster", "Machines", "cities", "unit_vector"]
 
 _DATA = Path(__file__).resolve().parent.parent / "data"

@@ -7,11 +7,11 @@ per-machine access latency. For machines ``i != j`` in regions ``r = region[i]``
 * latency   ``access_ms[i] + access_ms[j] + base_latency_ms[r, s]``
 * bandwidth ``base_bandwidth_gbps[r, s]``
 * direct connection iff ``region_link[r, s]``; other pairs are relayed (``missing_links="route"``)
-  or forbidden (``"forbid"``) by the C++ cost model, as rule d of :mod:`hulk.cluster_spec`.
+  or forbidden (``"forbid"``) by the C++ cost model, as rule d of :mod:`hulk.plan.cluster_spec`.
 
 The ``[R, R]`` arrays are symmetric; their diagonal is the region's LAN (``region_link`` is True
 there). Nothing of size N x N is stored; :meth:`RegionalCluster.to_spec` expands a small cluster
-into an explicit :class:`hulk.cluster_spec.ClusterSpec`, :meth:`RegionalCluster.sample_links`
+into an explicit :class:`hulk.plan.cluster_spec.ClusterSpec`, :meth:`RegionalCluster.sample_links`
 draws a sparse link sample for a GNN.
 
 Generation rules (:func:`generate_cluster`)
@@ -35,7 +35,7 @@ Generation rules (:func:`generate_cluster`)
    ``[ACCESS_MS_LOW, ACCESS_MS_HIGH]`` = [0.05, 1.0] ms (an assumption: a host's NIC and switch
    hops).
 4. **Bandwidth from latency.** ``base_bandwidth_gbps = cluster_spec.bandwidth_from_latency(
-   base_latency_ms)`` (rule c of :mod:`hulk.cluster_spec`), the LAN diagonal included. With
+   base_latency_ms)`` (rule c of :mod:`hulk.plan.cluster_spec`), the LAN diagonal included. With
    LAN latencies near 8 ms that gives about 1.5 Gbps inside a region (the 10 Gbps clamp needs
    latencies far below a millisecond), and about 0.7-1.0 Gbps between regions.
 5. **Regions.** ``n_regions`` defaults to ``clip(round(sqrt(n)), 3, number of cities)``, never more
@@ -50,7 +50,7 @@ Generation rules (:func:`generate_cluster`)
    a type from its region's mix. GPUs per server: 1, 2, 4 or 8 with probabilities
    ``GPUS_PER_SERVER_P`` = 0.1, 0.2, 0.3, 0.4 (an assumption: multi-GPU servers dominate; the
    paper's memory totals imply 3 to 12 GPUs per server). ``memory_gb = gpus * memory of the GPU``,
-   ``tflops = gpus * training_peak_tflops * utilisation`` (rule b of :mod:`hulk.cluster_spec`).
+   ``tflops = gpus * training_peak_tflops * utilisation`` (rule b of :mod:`hulk.plan.cluster_spec`).
 7. **Missing links.** ``round(missing_fraction * R (R - 1) / 2)`` (ties to even) of the
    off-diagonal region pairs get ``region_link`` False, drawn at random among the pairs outside
    a random spanning tree (each region, in random order, attaches to a random earlier one), so
@@ -489,7 +489,7 @@ class RegionalCluster(Cluster):
         return RegionalCluster(**kw)
 
     def to_spec(self, max_machines: int = 2000) -> cluster_spec.ClusterSpec:
-        """An explicit :class:`hulk.cluster_spec.ClusterSpec` with one link per directly connected
+        """An explicit :class:`hulk.plan.cluster_spec.ClusterSpec` with one link per directly connected
         pair (regions with ``region_link`` True). Its size grows as N^2, so clusters of more than
         ``max_machines`` machines are refused."""
         max_machines = _check_int("max_machines", max_machines, 1)

@@ -37,10 +37,10 @@ them the GNN predicted "idle" nearly everywhere and a plan was 2x Search's. With
 starts from the rule's groups and learns where the teacher departs from it (most often: more
 machines for a job that gains from data parallelism).
 
-*Edges.* A generated (regional) cluster has no explicit links: the GNN sees
-``Cluster.gnn_links(k_local, k_remote, seed)`` (for a generated cluster ``RegionalCluster.sample_links``), up to ``k_local`` machines of the
-same region and ``k_remote`` of other directly connected regions per machine (default 8 + 8), so
-the degree does not grow with the cluster. An explicit cluster uses its own links. Edge
+*Edges.* The GNN sees ``Cluster.gnn_links(k_local, k_remote, seed)``. A generated (regional)
+cluster has no explicit links: it samples (``RegionalCluster.sample_links``) up to ``k_local``
+machines of the same region and ``k_remote`` of other directly connected regions per machine
+(default 8 + 8), so the degree does not grow with the cluster. An explicit cluster uses its own links. Edge
 features: ``ln(latency_ms + 0.01)`` and ``ln(bandwidth_gbps)``; both directions.
 
 From groups to a plan (:meth:`LearnedPlanner.classify`)

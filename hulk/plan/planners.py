@@ -33,7 +33,7 @@ from ..gnn import GNN
 from ..graph import Graph
 from . import learned, models
 from .inputs import as_cluster, as_model_specs
-from .rules import DEFAULT_GROW_ROUNDS, GROWTH_STEPS, check_classes, greedy_classes, grow_bottleneck
+from .rules import DEFAULT_GROW_ROUNDS, check_classes, greedy_classes, grow_bottleneck
 
 PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
 PAPER_NODE_ATTRS = ["capability", "memory_gb"]  # the paper's machine features (a GNN given as ``model``)
@@ -246,15 +246,15 @@ def table2_gnn(seed: int = 0) -> GNN:
 
 
 def _table2_assignment(spec, job_specs) -> list[int]:
-    from ..datasets import HULK47_CLASSES, hulk47_table2_labels
     if len(spec) != 47:
         raise ValueError("planner 'table2' is the paper's assignment of its 47-server cluster; "
                          f"this cluster has {len(spec)} machines")
-    labels, classes = hulk47_table2_labels()
+    labels, classes = datasets.hulk47_table2_labels()
     names = [j.name for j in job_specs]
-    missing = [c for c in HULK47_CLASSES if c not in names]
+    missing = [c for c in datasets.HULK47_CLASSES if c not in names]
     if missing:
-        raise ValueError(f"planner 'table2' assigns the paper's jobs {HULK47_CLASSES}; missing from jobs: {missing}")
+        raise ValueError(f"planner 'table2' assigns the paper's jobs {datasets.HULK47_CLASSES}; "
+                         f"missing from jobs: {missing}")
     return [names.index(classes[y]) if y >= 0 else -1 for y in labels]
 
 
