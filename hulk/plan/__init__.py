@@ -24,7 +24,7 @@ from .generate import RegionalCluster, generate_cluster
 from .inputs import as_cluster, as_cluster_spec, as_model_specs
 from .learned import LearnedPlanner, decode_groups, default_planner, encode
 from .models import PAPER_JOBS_4, PAPER_JOBS_6, ModelSpec, catalogue, load_models
-from .planners import PLANNER_TITLES, PLANNERS, Plan, compare, plan
+from .planners import PLANNER_TITLES, PLANNERS, Plan, compare, plan, table2_gnn
 from .rules import greedy_classes, grow_bottleneck, plan_classes
 from .training import make_dataset, train
 
@@ -65,5 +65,6 @@ __all__ = [
     "plan_classes",
     "report",
     "rules",
+    "table2_gnn",
     "train",
 ]

@@ -109,6 +109,10 @@ class Cluster(abc.ABC):
             self.__dict__["_core_cluster"] = core
         return core
 
+    def __getstate__(self) -> dict:
+        # Pickling and deep copies leave the C++ cluster out (it is rebuilt on demand).
+        return {k: v for k, v in self.__dict__.items() if k != "_core_cluster"}
+
     @abc.abstractmethod
     def without(self, i: int) -> "Cluster":
         """A copy without machine ``i`` (indices above it shift down by one)."""

@@ -3,6 +3,9 @@ learned planner, the rules, the report and the CLI ask it, never the cluster's t
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -61,6 +64,13 @@ def test_to_core_is_built_once(explicit, regional):
     for c in (explicit, regional):
         assert c.to_core() is c.to_core()
     assert explicit.without(0).to_core() is not explicit.to_core()
+
+
+def test_a_cluster_pickles_and_copies_after_planning(explicit, regional):
+    for c in (explicit, regional):
+        c.to_core()
+        for twin in (pickle.loads(pickle.dumps(c)), copy.deepcopy(c)):
+            assert twin == c and twin.to_core() is not c.to_core()
 
 
 def test_gnn_links(explicit, regional):
