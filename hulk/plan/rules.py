@@ -84,7 +84,9 @@ def grow_bottleneck(cluster, jobs, classes, rounds: int = DEFAULT_GROW_ROUNDS, s
     replicas) often shorten it; a 2 s Search found this on most generated clusters, and this
     directed step finds most of it."""
     cluster, job_specs = as_cluster(cluster), as_model_specs(jobs)
-    return _grow_rule(cluster, job_specs, check_classes(classes, len(cluster), len(job_specs)), rounds, steps)
+    core_plan, grown, start_s = _grow_rule(cluster, job_specs, check_classes(classes, len(cluster), len(job_specs)),
+                                           int(rounds), tuple(int(k) for k in steps))
+    return core_plan, np.asarray(grown, dtype=np.int64), start_s
 
 
 def _greedy_rule(cluster: Cluster, job_specs: list) -> list[int]:
