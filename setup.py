@@ -14,6 +14,6 @@ setup(
     cmake_source_dir=".",  # activates the scikit-build-core plugin: CMakeLists.txt is at the top
     # The data folders are listed as packages so that setuptools ships them as data, not as
     # "namespace packages it would ignore".
-    packages=["hulk", "hulk.data", "hulk.data.hulk47", "hulk.data.planner"],
+    packages=["hulk", "hulk.plan", "hulk.cli", "hulk.data", "hulk.data.hulk47", "hulk.data.planner"],
     package_data={"hulk.data": ["*.json"], "hulk.data.hulk47": ["*"], "hulk.data.planner": ["*"]},
 )

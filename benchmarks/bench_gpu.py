@@ -105,10 +105,7 @@ def torch_parts():
     return torch, (torch_geometric, GCNConv), PerEdgePool
 
 
-def main(argv=None) -> int:
-    import hulk
-    from hulk import _core
-
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1e4,1e5,1e6,4e6")
     ap.add_argument("--kinds", default="uniform,powerlaw")
@@ -124,7 +121,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.sizes, args.widths, args.repeats, args.warmup, args.epochs = "2e3", "32", 2, 1, 1
+    return args
 
+
+def main(argv=None) -> int:
+    import hulk
+    from hulk import _core
+
+    args = parse_args(argv)
     on_gpu = hulk.cuda_available()
     if not on_gpu and not (hulk.cuda_simulated() and args.quick):
         print("bench_gpu: no GPU is usable here (" + hulk.cuda_unavailable_reason() + "); on the SIMT build "
@@ -145,70 +149,19 @@ def main(argv=None) -> int:
     for kind in kinds:
         for n in sizes:
             t0 = time.perf_counter()
-            src, dst = make_edges(n, kind, args.seed)
-            rng = np.random.default_rng(args.seed + 1)
-            x = rng.standard_normal((n, 8)).astype(np.float32)
-            e = rng.standard_normal((src.size, EDGE_FEATURES)).astype(np.float32)
-            g = hulk.Graph(n, np.stack([src, dst], 1), node_features=x, edge_features=e, directed=True)
+            g, src, dst = bench_graph(hulk, n, kind, args.seed)
             nnz = src.size
             print(f"\n{kind} N={n:.0e} nnz={nnz:.2e} (built in {time.perf_counter() - t0:.1f} s)", flush=True)
             t_ei = t_csr = None
             if torch is not None:
-                t_ei = torch.from_numpy(np.stack([src, dst])).to(dev)
-                order = np.lexsort((src, dst))
-                indptr = np.zeros(n + 1, dtype=np.int64)
-                np.add.at(indptr, dst + 1, 1)
-                t_csr = torch.sparse_csr_tensor(torch.from_numpy(np.cumsum(indptr)), torch.from_numpy(src[order]),
-                                                torch.ones(nnz), size=(n, n)).to(dev)
+                t_ei, t_csr = torch_graph(torch, dev, n, src, dst)
             for f in widths:
                 r = dict(kind=kind, n=n, nnz=nnz, f=f)
-                r["spmm"] = _core.bench.spmm(g._g, f, False, "cuda", "custom", args.repeats, args.warmup)
-                if on_gpu:
-                    r["spmm_cusparse"] = _core.bench.spmm(g._g, f, False, "cuda", "cusparse", args.repeats,
-                                                          args.warmup)
-                csr_bytes = 8 * (n + 1) + 4 * nnz
-                r["spmm_bw_fraction"] = (csr_bytes + 4 * f * (nnz + n)) / r["spmm"] / copy_bw
-                r["spmm_min_bw_fraction"] = (csr_bytes + 2 * 4 * n * f) / r["spmm"] / copy_bw
-                r["gcn"] = _core.bench.gcn_layer(g._g, f, f, "cuda", "custom", args.repeats, args.warmup)["seconds"]
-                ep = _core.bench.edge_pool(g._g, f, EDGE_FEATURES, f, False, "cuda", args.repeats, args.warmup)
-                r["edge_pool"], r["edge_pool_bytes"] = ep["seconds"], ep["peak_bytes"]
+                measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw)
                 if torch is not None:
-                    X = torch.randn(n, f, device=dev)
-                    r["torch_spmm"] = timed(lambda: torch.sparse.mm(t_csr, X), args.repeats, args.warmup, sync_torch)
-                    if pyg is not None:
-                        conv = pyg[1](f, f, cached=True).to(dev)
-                        Xg = torch.randn(n, f, device=dev, requires_grad=True)
-                        dout = torch.randn(n, f, device=dev)
-
-                        def gcn_step():
-                            conv(Xg, t_ei).backward(dout)
-
-                        r["pyg_gcn"] = timed(gcn_step, args.repeats, args.warmup, sync_torch)
-                        pool = PerEdgePool(f, EDGE_FEATURES, f).to(dev)
-                        ea = torch.randn(nnz, EDGE_FEATURES, device=dev)
-
-                        def pool_step():
-                            pool(Xg, t_ei, ea).backward(dout)
-
-                        try:
-                            torch.cuda.empty_cache()
-                            torch.cuda.reset_peak_memory_stats()
-                            base = torch.cuda.memory_allocated()
-                            r["pyg_edge_pool"] = timed(pool_step, args.repeats, args.warmup, sync_torch)
-                            r["pyg_edge_pool_bytes"] = torch.cuda.max_memory_allocated() - base
-                        except torch.cuda.OutOfMemoryError:
-                            r["pyg_edge_pool"] = r["pyg_edge_pool_bytes"] = None
-                            print("  PyG per-edge EdgePool: out of device memory", flush=True)
-                        del pool, ea, conv, Xg, X
-                        torch.cuda.empty_cache()
+                    measure_torch(torch, pyg, PerEdgePool, dev, sync_torch, r, t_ei, t_csr, f, args)
                 if n <= 1_000_000 and kind == "uniform":
-                    labels = np.random.default_rng(3).integers(0, 4, n)
-                    for device in ("cuda", "cpu"):
-                        if device == "cpu" and n > args.cpu_epoch_max:
-                            continue
-                        model = hulk.GNN(num_classes=4, hidden=(f, f), device=device)
-                        hist = model.fit(g, labels, epochs=args.epochs + 1)
-                        r[f"epoch_{device}"] = statistics.median(h["seconds"] for h in hist[1:])
+                    measure_epochs(hulk, r, g, n, f, args)
                 rows.append(r)
                 print("  " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items() if k not in ("kind", "n", "nnz", "f")), flush=True)
@@ -220,6 +173,86 @@ def main(argv=None) -> int:
     if out:
         write_section(out, BEGIN, END, lines)
     return 0
+
+
+def bench_graph(hulk, n, kind, seed):
+    """(hulk.Graph with 8 node and EDGE_FEATURES edge features, src, dst) of a generated graph."""
+    src, dst = make_edges(n, kind, seed)
+    rng = np.random.default_rng(seed + 1)
+    x = rng.standard_normal((n, 8)).astype(np.float32)
+    e = rng.standard_normal((src.size, EDGE_FEATURES)).astype(np.float32)
+    return hulk.Graph(n, np.stack([src, dst], 1), node_features=x, edge_features=e, directed=True), src, dst
+
+
+def torch_graph(torch, dev, n, src, dst):
+    """(edge index, CSR adjacency) of the graph on the torch device."""
+    t_ei = torch.from_numpy(np.stack([src, dst])).to(dev)
+    order = np.lexsort((src, dst))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, dst + 1, 1)
+    t_csr = torch.sparse_csr_tensor(torch.from_numpy(np.cumsum(indptr)), torch.from_numpy(src[order]),
+                                    torch.ones(src.size), size=(n, n)).to(dev)
+    return t_ei, t_csr
+
+
+def measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw) -> None:
+    """hulk's SpMM (and cuSPARSE's), GCN layer and EdgePool layer, into row ``r``."""
+    n, nnz = r["n"], r["nnz"]
+    r["spmm"] = _core.bench.spmm(g._g, f, False, "cuda", "custom", args.repeats, args.warmup)
+    if on_gpu:
+        r["spmm_cusparse"] = _core.bench.spmm(g._g, f, False, "cuda", "cusparse", args.repeats,
+                                              args.warmup)
+    csr_bytes = 8 * (n + 1) + 4 * nnz
+    r["spmm_bw_fraction"] = (csr_bytes + 4 * f * (nnz + n)) / r["spmm"] / copy_bw
+    r["spmm_min_bw_fraction"] = (csr_bytes + 2 * 4 * n * f) / r["spmm"] / copy_bw
+    r["gcn"] = _core.bench.gcn_layer(g._g, f, f, "cuda", "custom", args.repeats, args.warmup)["seconds"]
+    ep = _core.bench.edge_pool(g._g, f, EDGE_FEATURES, f, False, "cuda", args.repeats, args.warmup)
+    r["edge_pool"], r["edge_pool_bytes"] = ep["seconds"], ep["peak_bytes"]
+
+
+def measure_torch(torch, pyg, PerEdgePool, dev, sync_torch, r, t_ei, t_csr, f, args) -> None:
+    """torch.sparse SpMM and, with PyG, GCNConv and the per-edge EdgePool, into row ``r``."""
+    n, nnz = r["n"], r["nnz"]
+    X = torch.randn(n, f, device=dev)
+    r["torch_spmm"] = timed(lambda: torch.sparse.mm(t_csr, X), args.repeats, args.warmup, sync_torch)
+    if pyg is None:
+        return
+    conv = pyg[1](f, f, cached=True).to(dev)
+    Xg = torch.randn(n, f, device=dev, requires_grad=True)
+    dout = torch.randn(n, f, device=dev)
+
+    def gcn_step():
+        conv(Xg, t_ei).backward(dout)
+
+    r["pyg_gcn"] = timed(gcn_step, args.repeats, args.warmup, sync_torch)
+    pool = PerEdgePool(f, EDGE_FEATURES, f).to(dev)
+    ea = torch.randn(nnz, EDGE_FEATURES, device=dev)
+
+    def pool_step():
+        pool(Xg, t_ei, ea).backward(dout)
+
+    try:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        r["pyg_edge_pool"] = timed(pool_step, args.repeats, args.warmup, sync_torch)
+        r["pyg_edge_pool_bytes"] = torch.cuda.max_memory_allocated() - base
+    except torch.cuda.OutOfMemoryError:
+        r["pyg_edge_pool"] = r["pyg_edge_pool_bytes"] = None
+        print("  PyG per-edge EdgePool: out of device memory", flush=True)
+    del pool, ea, conv, Xg, X
+    torch.cuda.empty_cache()
+
+
+def measure_epochs(hulk, r, g, n, f, args) -> None:
+    """Median seconds of a training epoch on the GPU and (up to --cpu-epoch-max nodes) the CPU."""
+    labels = np.random.default_rng(3).integers(0, 4, n)
+    for device in ("cuda", "cpu"):
+        if device == "cpu" and n > args.cpu_epoch_max:
+            continue
+        model = hulk.GNN(num_classes=4, hidden=(f, f), device=device)
+        hist = model.fit(g, labels, epochs=args.epochs + 1)
+        r[f"epoch_{device}"] = statistics.median(h["seconds"] for h in hist[1:])
 
 
 def ratio(a, b):

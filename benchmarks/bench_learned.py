@@ -1,12 +1,12 @@
 """Evaluation of the learned planner on held-out generated clusters and the bundled 47-server cluster.
 
-For each size, fresh clusters (``hulk.generate``, seeds disjoint from the training set's) and
-job sets (``hulk.learn.draw_jobs``) are planned by:
+For each size, fresh clusters (``hulk.plan.generate``, seeds disjoint from the training set's) and
+job sets (``hulk.training.draw_jobs``) are planned by:
 
 - Search (the teacher), time-bounded;
-- Hulk: learned GNN -> Algorithm 1 -> partition -> short refinement (``hulk.planner.plan``);
+- Hulk: learned GNN -> Algorithm 1 -> partition -> short refinement (``hulk.plan.plan``);
 - ablations: Hulk with the region heuristic instead of the GNN, the GNN without the
-  refinement, and the greedy baseline (``hulk.greedy``: each job on the fastest machines that
+  refinement, and the greedy baseline (``hulk.plan.rules.greedy_classes``: each job on the fastest machines that
   cover its memory, in one region where possible) through the same Algorithm 1 and partition;
 - Systems A, B and C.
 
@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 
 import hulk
-from hulk import cluster_spec, generate, learn, models, planner
-from hulk.greedy import greedy_classes
+from hulk.plan import cluster_spec, generate, learned, models, planners, training
+from hulk.plan.rules import greedy_classes
 from results_file import write_section  # benchmarks/ is on sys.path when run as a script
 
 BEGIN, END = "<!-- bench_learned:begin -->", "<!-- bench_learned:end -->"
-EVAL_SEED = 1_000_003  # disjoint from training seeds (learn.sample_specs uses default_rng([seed, i]))
+EVAL_SEED = 1_000_003  # disjoint from training seeds (training.sample_specs uses default_rng([seed, i]))
 
 
 def search_time(n: int) -> float:
@@ -49,10 +49,10 @@ def instances(n: int, count: int):
     for i in range(count):
         rng = np.random.default_rng([EVAL_SEED, n, i])
         c = generate.generate_cluster(n, seed=int(rng.integers(0, 2**31 - 1)))
-        jobs = learn.draw_jobs(rng, c.memory_gb.sum() * 1e9)
+        jobs = training.draw_jobs(rng, c.memory_gb.sum() * 1e9)
         tries = 0
         while not jobs and tries < 20:  # a tiny cluster can miss every job; draw again
-            jobs, tries = learn.draw_jobs(rng, c.memory_gb.sum() * 1e9), tries + 1
+            jobs, tries = training.draw_jobs(rng, c.memory_gb.sum() * 1e9), tries + 1
         out.append((c, jobs))
     return out
 
@@ -60,25 +60,25 @@ def instances(n: int, count: int):
 def evaluate(cluster, jobs, model, t_search: float, seed: int) -> dict:
     """Every planner and ablation on one instance: makespans (inf when infeasible) and wall times."""
     r = {"jobs": len(jobs)}
-    s = planner.plan(cluster, jobs, "search", time_limit_s=t_search, seed=seed)
+    s = planners.plan(cluster, jobs, "search", time_limit_s=t_search, seed=seed)
     t0 = time.perf_counter()
-    h = planner.plan(cluster, jobs, "hulk", model=model, time_limit_s=t_search, seed=seed)
+    h = planners.plan(cluster, jobs, "hulk", model=model, time_limit_s=t_search, seed=seed)
     r["hulk_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     slots = model.predict_slots(cluster, jobs)
     r["gnn_s"] = time.perf_counter() - t0
-    hh = planner.plan(cluster, jobs, "hulk", model="heuristic", time_limit_s=t_search, seed=seed)
-    raw = planner.plan(cluster, jobs, "hulk", classes=model.classify(cluster, jobs, keep_better_of_rule=False),
+    hh = planners.plan(cluster, jobs, "hulk", model="heuristic", time_limit_s=t_search, seed=seed)
+    raw = planners.plan(cluster, jobs, "hulk", classes=model.classify(cluster, jobs, keep_better_of_rule=False),
                        seed=seed, refine_iterations=0, grow_rounds=0)
     greedy = greedy_classes(cluster, jobs)
-    g = planner.plan(cluster, jobs, "hulk", classes=greedy, seed=seed, refine_iterations=0, grow_rounds=0)
-    gg = planner.plan(cluster, jobs, "hulk", classes=greedy, seed=seed, refine_iterations=0)
+    g = planners.plan(cluster, jobs, "hulk", classes=greedy, seed=seed, refine_iterations=0, grow_rounds=0)
+    gg = planners.plan(cluster, jobs, "hulk", classes=greedy, seed=seed, refine_iterations=0)
     t0 = time.perf_counter()
-    gr = planner.plan(cluster, jobs, "hulk", classes=greedy, time_limit_s=t_search, seed=seed)
+    gr = planners.plan(cluster, jobs, "hulk", classes=greedy, time_limit_s=t_search, seed=seed)
     r["greedy_ref_s"] = time.perf_counter() - t0
-    nognn = planner.plan(cluster, jobs, "hulk", model="greedy", time_limit_s=t_search, seed=seed)
-    abc = [planner.plan(cluster, jobs, x) for x in ("a", "b", "c")]
-    teacher = learn.labels_from_plan(s, jobs)
+    nognn = planners.plan(cluster, jobs, "hulk", model="greedy", time_limit_s=t_search, seed=seed)
+    abc = [planners.plan(cluster, jobs, x) for x in ("a", "b", "c")]
+    teacher = training.labels_from_plan(s, jobs)
     labelled = teacher >= 0
     r["acc"] = float((slots[labelled] == teacher[labelled]).mean()) if labelled.any() else float("nan")
     for key, p in (("search", s), ("hulk", h), ("heur", hh), ("raw", raw), ("greedy", g), ("greedy_grow", gg),
@@ -165,7 +165,7 @@ def main(argv=None) -> int:
                     help="only time GNN inference (CPU, and the GPU when one is usable) and print it")
     ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     args = ap.parse_args(argv)
-    model = learn.LearnedPlanner.load(args.model) if args.model else learn.default_planner()
+    model = learned.LearnedPlanner.load(args.model) if args.model else learned.default_planner()
     if args.inference_only:
         print(inference_figures(model, args.inference_n))
         return 0
@@ -211,12 +211,12 @@ def main(argv=None) -> int:
             "fits), seeds disjoint from training. Search (the teacher) gets 10 s up to 1,000 machines, 30 s at "
             "5,000 and 60 s at 20,000. Hulk = candidates planned and grown, the shortest kept: the greedy rule's groups, the GNN's best "
             "proposal (the rule's groups plus the machines the GNN adds, best of 4 probability thresholds), and "
-            "up to 300 machines the region heuristic's groups; growth (`planner.grow_bottleneck`: up to 8 rounds giving the job that finishes last 1-16 "
+            "up to 300 machines the region heuristic's groups; growth (`hulk.plan.rules.grow_bottleneck`: up to 8 rounds giving the job that finishes last 1-16 "
             "more of its regions' fastest idle machines while that shortens the plan); then at most 300 "
             "refinement moves (stopped after max(1 s, Search's budget / 100)). Ablations, each through the same "
             "Algorithm 1 and partition: Hulk without the GNN (`model=\"greedy\"`: the same candidates but the "
             "GNN's, the same growth and refinement); the GNN's groups alone (threshold 0, no choice, growth or refinement); the "
-            "greedy rule (`hulk.greedy`: each job on the fastest machines of one region that cover its memory) "
+            "greedy rule (`hulk.plan.rules.greedy_classes`: each job on the fastest machines of one region that cover its memory) "
             "alone, with growth, and with growth and refinement; the region "
             "heuristic (`model=\"heuristic\"`) with growth and refinement. Ratios are makespan over Search's on the same instance, "
             "mean (worst), over instances where both are feasible; below 1 is better than Search. Node accuracy: "

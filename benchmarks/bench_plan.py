@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 import hulk
-from hulk import cluster_spec, datasets, models, planner, report
+from hulk import datasets
+from hulk.plan import as_model_specs, cluster_spec, models, planners, report
 from results_file import write_section  # benchmarks/ is on sys.path when run as a script
 
 BEGIN, END = "<!-- bench_plan:begin -->", "<!-- bench_plan:end -->"
@@ -40,9 +41,9 @@ def experiment(spec, jobs, time_limit, seed, gnn):
     names = ["a", "b", "c", "search", "hulk"]
     if sorted(jobs) == sorted(datasets.HULK47_CLASSES):
         names.append("table2")
-    plans = [planner.plan(spec, jobs, n, time_limit_s=time_limit, seed=seed) for n in names]
+    plans = [planners.plan(spec, jobs, n, time_limit_s=time_limit, seed=seed) for n in names]
     if gnn is not None and jobs == list(datasets.HULK47_CLASSES):
-        p = planner.plan(spec, jobs, "hulk", model=gnn)
+        p = planners.plan(spec, jobs, "hulk", model=gnn)
         p.planner = "hulk-gnn"
         plans.append(p)
     return plans
@@ -77,13 +78,13 @@ def layout_gains(spec, p):
     split there), and of the even split over the new layout, in the new layout's stage order
     and in its reverse (inf: the even split does not fit). >= 1 means the new one is faster."""
     from hulk import _core
-    cc = planner._core_cluster(spec)
+    cc = spec.to_core()
     old_gain, even_gain = [], []
-    for j, m in zip(p.jobs, planner.as_model_specs([j["job"] for j in p.jobs])):
+    for j, m in zip(p.jobs, as_model_specs([j["job"] for j in p.jobs])):
         if not j["feasible"] or j["strategy"] != "pipeline":
             continue
         g = sorted(j["machines"])
-        cm = planner._core_model(m)
+        cm = m.to_core()
         new = _core.plan.best_pipeline(cc, cm, g)
         old = _core.plan.bottleneck_pipeline(cc, cm, g)
         old_gain.append(old["iteration_s"] / new["iteration_s"] if old["feasible"] else math.inf)
@@ -98,7 +99,7 @@ def layout_gains(spec, p):
 
 
 def scale_instances():
-    from hulk import generate
+    from hulk.plan import generate
     for n, count in SIZES:
         for k in range(count):
             yield f"generated {n}", n, (lambda n=n, k=k: generate.generate_cluster(n, seed=1000 + k))
@@ -109,10 +110,10 @@ def feasible_exists(spec, jobs):
     """A feasible plan exists when every job fits alone on the whole cluster (jobs can then
     run one after another): best_pipeline on all machines."""
     from hulk import _core
-    cc = planner._core_cluster(spec)
+    cc = spec.to_core()
     everything = list(range(len(spec)))
-    return all(_core.plan.best_pipeline(cc, planner._core_model(m), everything)["feasible"]
-               for m in planner.as_model_specs(jobs))
+    return all(_core.plan.best_pipeline(cc, m.to_core(), everything)["feasible"]
+               for m in as_model_specs(jobs))
 
 
 def scale(args):
@@ -128,7 +129,7 @@ def scale(args):
                 if name == "hulk":
                     kw["model"] = "heuristic"
                 t = time.perf_counter()
-                p = planner.plan(spec, jobs, name, **kw)
+                p = planners.plan(spec, jobs, name, **kw)
                 wall = time.perf_counter() - t
                 r = rows.setdefault((label, name), dict(n=0, exists=0, feasible=0, makespans=[], planning=[],
                                                          wall=[], gains=[], even=[], over=[]))
@@ -150,8 +151,8 @@ def scale(args):
                       f"{'' if exists else '  [no feasible plan exists]'}", flush=True)
             if n in GAP_SIZES and set_name == "paper4" and args.gap_time_limit > 0 and \
                     not any(g[0] == label for g in gap):
-                short = planner.plan(spec, jobs, "search", time_limit_s=args.scale_time_limit, seed=args.seed)
-                long = planner.plan(spec, jobs, "search", time_limit_s=args.gap_time_limit, seed=args.seed)
+                short = planners.plan(spec, jobs, "search", time_limit_s=args.scale_time_limit, seed=args.seed)
+                long = planners.plan(spec, jobs, "search", time_limit_s=args.gap_time_limit, seed=args.seed)
                 gap.append((label, short.makespan_s, long.makespan_s, long.planning_s))
                 print(f"{label}: search {args.scale_time_limit:g} s {short.makespan_s / 3600:.1f} h, "
                       f"{args.gap_time_limit:g} s {long.makespan_s / 3600:.1f} h", flush=True)
@@ -172,7 +173,7 @@ def scale_table(rows, gap, args):
            "even split / new time, mean (min, max; jobs) |",
            "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for (label, name), r in rows.items():
-        out.append(f"| {label} | {planner.PLANNER_TITLES[name]} | {r['n']} | {r['exists']} | {r['feasible']} | "
+        out.append(f"| {label} | {planners.PLANNER_TITLES[name]} | {r['n']} | {r['exists']} | {r['feasible']} | "
                    f"{mean(r['makespans']):.1f} | {mean(r['planning']):.2f} / {max(r['planning']):.2f} | "
                    f"{max(r['wall']):.2f} | {gain(r['gains'], 'old layout')} | {gain(r['even'], 'even split')} |")
     over = [(label, max(r["over"])) for (label, name), r in rows.items() if name == "search"]
@@ -197,7 +198,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     args = ap.parse_args(argv)
     spec = cluster_spec.hulk47_spec()
-    gnn = __import__("hulk.cli", fromlist=["_table2_gnn"])._table2_gnn(args.seed)
+    gnn = planners.table2_gnn(args.seed)
     t0 = time.perf_counter()
     sections = []
     for label, jobs in (("Experiment 1: the paper's 4 jobs", models.PAPER_JOBS_4),
@@ -211,8 +212,8 @@ def main(argv=None) -> int:
             f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; whole run {time.perf_counter() - t0:.1f} s. "
             f"Machine: {platform.processor() or platform.machine()}, hulk {hulk.__version__}, "
             f"search time limit {args.time_limit} s, seed {args.seed}.", "",
-            "Cluster: the bundled 47-server cluster (`hulk.cluster_spec.hulk47_spec()`, its derivation rules in "
-            "`hulk/cluster_spec.py`). Cost model: `csrc/plan/cost.h`. Makespan = time until every job has run "
+            "Cluster: the bundled 47-server cluster (`hulk.plan.hulk47_spec()`, its derivation rules in "
+            "`hulk/plan/cluster_spec.py`). Cost model: `csrc/plan/cost.h`. Makespan = time until every job has run "
             "its iterations; Systems A/B/C run jobs one after another on the whole cluster, Search and Hulk run "
             "them concurrently on disjoint groups. 'vs best A/B/C' is the makespan reduction against the best "
             "feasible of Systems A, B and C (positive = less time). Per-job: compute + communication seconds "
@@ -233,7 +234,7 @@ def main(argv=None) -> int:
             f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; scale section {time.perf_counter() - t1:.0f} s. "
             f"Machine: 2-core CPU VM ({platform.processor() or platform.machine()}), shared with other builds; "
             f"hulk {hulk.__version__}; Search limit {args.scale_time_limit:g} s, seed {args.seed}.", "",
-            "Clusters: `hulk.generate.generate_cluster(n, seed=1000 + k)` (" +
+            "Clusters: `hulk.plan.generate_cluster(n, seed=1000 + k)` (" +
             ", ".join(f"{n:,} machines x {c}" for n, c in SIZES) + " instances; fewer at the large sizes to keep "
             "the run short) and the bundled 47-server cluster. Job sets: " +
             "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS) + ". 'A feasible plan exists': every job "

@@ -14,6 +14,9 @@ Quick start::
     model = hulk.GNN(num_classes=len(classes), hidden=(64, 64), seed=0)
     model.fit(g, labels, epochs=100)
     model.predict(g)
+
+The planner for geo-distributed training is the subpackage ``hulk.plan`` (``import hulk.plan``;
+not loaded by ``import hulk``), the command line ``hulk.cli``.
 """
 
 try:

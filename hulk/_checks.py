@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+
+def is_int(x) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def is_real(x) -> bool:
+    """A Python or numpy real (np.float32 and integers included), not a bool."""
+    t = type(x)
+    if t is float or t is int:  # the common case, without the slow ABC check (1 M links per file)
+        return True
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 def _as_float(value, name: str, what: str) -> np.ndarray:

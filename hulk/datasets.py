@@ -135,7 +135,23 @@ def read_paper_files(node_feature_csv, edge_txt, clean: str = "warn", label: str
     # Defects found, in file order, as (what is wrong, what was done about it).
     defects = []
     G = nx.Graph(name=label, source=source)
+    stripped = _read_nodes(G, node_feature_csv, label, defects)
+    self_loops, duplicates = _read_edges(G, edge_txt, label, defects)
 
+    if defects and clean == "error":
+        raise ValueError(f"{label}: {defects[0][0]} ({len(defects)} defects in total; "
+                         f"pass clean='warn' or clean='quiet' to apply the documented fixes)")
+    G.graph["cleaning"] = [fix for _, fix in defects]
+
+    if defects and clean == "warn":
+        warnings.warn(f"{label}: " + _cleaning_summary(self_loops, duplicates, stripped), category=DataCleaningWarning,
+                      stacklevel=stacklevel)
+    return G
+
+
+def _read_nodes(G: nx.Graph, node_feature_csv, label: str, defects: list) -> list:
+    """Adds the machines of ``node_feature.csv`` to ``G``; returns the nodes whose region name
+    had whitespace around it (stripped; recorded in ``defects``)."""
     rows = list(csv.reader(_read_lines(node_feature_csv)))
     if not rows or [h.strip() for h in rows[0]] != ["node", "City", "Capability", "Memory"]:
         raise ValueError(f"{label}: unexpected header in node_feature.csv: {rows[:1]!r}")
@@ -161,7 +177,12 @@ def read_paper_files(node_feature_csv, edge_txt, clean: str = "warn", label: str
         G.add_node(node, region=region, capability=capability, memory_gb=memory)
     if G.number_of_nodes() == 0:
         raise ValueError(f"{label}: empty cluster: node_feature.csv has no machines")
+    return stripped
 
+
+def _read_edges(G: nx.Graph, edge_txt, label: str, defects: list) -> tuple:
+    """Adds the links of ``edge.txt`` to ``G``, dropping self loops and repeated pairs (first
+    wins; each recorded in ``defects``); returns ``(self loops, duplicates)``."""
     self_loops, duplicates = [], []
     first_seen = {}  # undirected pair -> (latency, line) of its first occurrence
     for lineno, line in enumerate(_read_lines(edge_txt), start=1):
@@ -200,24 +221,21 @@ def read_paper_files(node_feature_csv, edge_txt, clean: str = "warn", label: str
             continue
         first_seen[pair] = (latency, lineno)
         G.add_edge(u, v, latency_ms=latency)
+    return self_loops, duplicates
 
-    if defects and clean == "error":
-        raise ValueError(f"{label}: {defects[0][0]} ({len(defects)} defects in total; "
-                         f"pass clean='warn' or clean='quiet' to apply the documented fixes)")
-    G.graph["cleaning"] = [fix for _, fix in defects]
 
-    if defects and clean == "warn":
-        parts = []
-        if self_loops:
-            parts.append(f"dropped {len(self_loops)} self loops ({', '.join(f'{n}-{n}' for n in self_loops)})")
-        if duplicates:
-            parts.append(f"{len(duplicates)} duplicate pairs kept first value: " + ", ".join(
-                f"{a}-{b} ({_num(k)} kept, {_num(d)} dropped)" for (a, b), k, d in duplicates))
-        if stripped:
-            parts.append(f"stripped whitespace in {len(stripped)} region names "
-                         f"(nodes {', '.join(map(str, stripped))})")
-        warnings.warn(f"{label}: " + "; ".join(parts), category=DataCleaningWarning, stacklevel=stacklevel)
-    return G
+def _cleaning_summary(self_loops: list, duplicates: list, stripped: list) -> str:
+    """The one-line warning of :func:`read_paper_files` (``clean="warn"``)."""
+    parts = []
+    if self_loops:
+        parts.append(f"dropped {len(self_loops)} self loops ({', '.join(f'{n}-{n}' for n in self_loops)})")
+    if duplicates:
+        parts.append(f"{len(duplicates)} duplicate pairs kept first value: " + ", ".join(
+            f"{a}-{b} ({_num(k)} kept, {_num(d)} dropped)" for (a, b), k, d in duplicates))
+    if stripped:
+        parts.append(f"stripped whitespace in {len(stripped)} region names "
+                     f"(nodes {', '.join(map(str, stripped))})")
+    return "; ".join(parts)
 
 
 def hulk47_table2_labels() -> tuple[np.ndarray, list[str]]:

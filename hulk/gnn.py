@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from . import _core
-from ._checks import as_labels, as_mask
+from ._checks import as_labels, as_mask, is_int, is_real
 from ._device import check_device
 from .graph import Graph
 
@@ -50,16 +49,16 @@ class GNN:
     def __init__(self, num_classes: int, hidden: Sequence[int] = (64, 64), pooling: str = "sum",
                  edge_pool: bool = True, dropout: float = 0.0, gcn_edge_weights: bool = False,
                  standardize: bool = True, seed: int = 0, device: str = "cpu"):
-        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
+        if not is_int(num_classes) or num_classes < 2:
             raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
         hidden = [hidden] if isinstance(hidden, (int, np.integer)) else list(hidden)
-        if not hidden or any(isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1 for h in hidden):
+        if not hidden or any(not is_int(h) or h < 1 for h in hidden):
             raise ValueError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
         if pooling not in ("sum", "mean"):
             raise ValueError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0.0 <= dropout < 1.0:
+        if not is_real(dropout) or not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        if not is_int(seed) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.device = check_device(device)
         self._options = dict(num_classes=int(num_classes), hidden=[int(h) for h in hidden], pooling=pooling,
@@ -98,11 +97,11 @@ class GNN:
         """
         g, labels, train_mask, val_mask = self._training_inputs(graph, labels, train_mask, val_mask)
         for name, value, check in (("epochs", epochs, lambda v: v >= 1), ("patience", patience, lambda v: v >= 0)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not check(value):
+            if not is_int(value) or not check(value):
                 raise ValueError(f"{name} must be a {'positive' if name == 'epochs' else 'non-negative'} "
                                  f"integer, got {value!r}")
         for name, value in (("lr", lr), ("weight_decay", weight_decay)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0 or (
+            if not is_real(value) or not math.isfinite(value) or value < 0 or (
                     name == "lr" and value == 0):
                 raise ValueError(f"{name} must be a {'positive' if name == 'lr' else 'non-negative'} number, "
                                  f"got {value!r}")
@@ -245,6 +244,16 @@ class GNN:
         obj._model = model
         return obj
 
+    def load_weights(self, path: str | os.PathLike) -> None:
+        """Replaces this model's weights (and configuration) with those of a file written by
+        :meth:`save`, e.g. to go back to a snapshot taken during training."""
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no model file at {path!r}")
+        model = _core.engine.Model.load(path)
+        model.to(self.device)
+        self._model = model
+
     @property
     def num_parameters(self) -> int:
         """Number of trainable scalars (requires a fitted or loaded model)."""
@@ -274,7 +283,7 @@ def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
     for node, cls in mapping.items():
         if node not in index:
             raise ValueError(f"labels: node {node!r} is not in the graph")
-        if isinstance(cls, bool) or not isinstance(cls, (int, np.integer)):
+        if not is_int(cls):
             raise ValueError(f"labels[{node!r}] = {cls!r}: class ids must be integers (-1 for unlabelled)")
         labels[index[node]] = cls
     return labels

@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 
 from . import _core
-from ._checks import as_matrix, as_vector
+from ._checks import as_matrix, as_vector, is_int
 
 
 MAX_NODES = 1 << 24  # 16.8 M nodes: the CSR structures alone then take about 0.5 GB
@@ -43,7 +43,7 @@ class Graph:
     def __init__(self, num_nodes: int, edges, node_features=None, edge_features=None, edge_weight=None,
                  directed: bool = False, node_ids: Sequence[Hashable] | None = None,
                  node_attrs: Sequence[str] = (), edge_attrs: Sequence[str] = ()):
-        if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or num_nodes <= 0:
+        if not is_int(num_nodes) or num_nodes <= 0:
             raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}")
         if num_nodes > MAX_NODES:
             raise ValueError(f"num_nodes = {num_nodes} is more than the {MAX_NODES} nodes a graph may have "

@@ -55,3 +55,32 @@ def hulk47_graph():
     labels, classes = hulk.datasets.hulk47_table2_labels()
     g = hulk.Graph.from_networkx(G, node_attrs=["capability", "memory_gb"], edge_attrs=["latency_ms"])
     return G, g, labels, classes
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset(tmp_path_factory):
+    """(samples, cache folder): 8 small generated clusters labelled by a short search."""
+    from hulk.plan import training
+    cache = tmp_path_factory.mktemp("labels")
+    return training.make_dataset(8, seed=3, sizes=(16, 40), time_limit_s=0.5, iterations=150, cache_dir=cache,
+                                 workers=1, progress=False), cache
+
+
+@pytest.fixture(scope="session")
+def tiny_planner(tiny_dataset):
+    """(LearnedPlanner, history) trained for 3 epochs on ``tiny_dataset``."""
+    from hulk.plan import training
+    samples, _ = tiny_dataset
+    pl, history = training.train(samples, hidden=(16, 16), epochs=3, batch_graphs=3, progress=False,
+                                 log=lambda *a: None)
+    return pl, history
+
+
+@pytest.fixture(scope="session")
+def good_file(tmp_path_factory):
+    """(bytes of a weight file of a small fitted GNN, its Graph)."""
+    from helpers import fitted_model
+    m, g = fitted_model()
+    path = tmp_path_factory.mktemp("weights") / "good.gnn"
+    m.save(path)
+    return path.read_bytes(), g

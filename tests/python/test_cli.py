@@ -1,116 +1,15 @@
-"""The command line: ``hulk classify`` and ``hulk info``."""
+"""The command line as a whole (hulk.cli: main, build_parser, ``python -m hulk``): argument errors
+and exit codes; each command has its own test_cli_<command>.py."""
 
-import json
 import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import hulk
+from helpers import one_line_error
 from hulk import cli
-
-
-def _strict_json(text):
-    """json.loads that refuses NaN / Infinity, which RFC 8259 JSON (jq, JavaScript, ...) rejects."""
-    def refuse(token):
-        raise ValueError(f"not valid JSON: {token}")
-    return json.loads(text, parse_constant=refuse)
-
-
-def test_classify_table(capsys):
-    assert cli.main(["classify", "--epochs", "5"]) == 0
-    out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert lines[0].startswith("hulk47: 47 machines, 613 links")
-    assert "39 machines labelled" in lines[0]
-    # per-epoch table: header + 5 rows
-    assert lines[1].split()[0] == "epoch"
-    assert [ln.split()[0] for ln in lines[2:7]] == ["1", "2", "3", "4", "5"]
-    # machine table: header, then one row per machine until the blank line
-    start = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["machine", "region"])
-    end = lines.index("", start)
-    rows = [ln.split() for ln in lines[start + 1:end]]
-    assert len(rows) == 47
-    assert [int(r[0]) for r in rows] == list(range(47))
-    assert rows[0][1] == "Beijing" and rows[46][1] == "Brasilia"
-    names = set(hulk.datasets.HULK47_CLASSES)
-    assert all(any(name in " ".join(r) for name in names) for r in rows)
-    assert "accuracy on the 39 labelled machines" in out and "after 5 epochs" in out
-
-
-def test_classify_json(capsys):
-    assert cli.main(["classify", "--epochs", "5", "--json"]) == 0
-    out = capsys.readouterr().out
-    data = json.loads(out)
-    assert data["classes"] == list(hulk.datasets.HULK47_CLASSES)
-    assert len(data["history"]) == 5
-    assert [h["epoch"] for h in data["history"]] == [1, 2, 3, 4, 5]
-    assert len(data["machines"]) == 47
-    m0 = data["machines"][0]
-    assert set(m0) == {"machine", "region", "capability", "memory_gb", "label", "predicted", "probability"}
-    assert m0["machine"] == 0 and m0["label"] == "OPT-175B"
-    assert data["machines"][46]["label"] is None
-    assert all(m["predicted"] in data["classes"] for m in data["machines"])
-    assert all(0.0 < m["probability"] <= 1.0 for m in data["machines"])
-    assert 0.0 <= data["train_accuracy"] <= 1.0
-
-
-def test_classify_json_is_strict_json(capsys):
-    # Without a validation set the history holds NaN val_loss/val_acc; json.dump writes them as
-    # the bare token NaN, which is not JSON (jq, JavaScript's JSON.parse and most other parsers
-    # reject it). Missing values should be null.
-    assert cli.main(["classify", "--epochs", "2", "--json"]) == 0
-    data = _strict_json(capsys.readouterr().out)
-    assert len(data["history"]) == 2
-
-
-def test_classify_save_writes_loadable_model(tmp_path, capsys, hulk47_graph):
-    path = tmp_path / "hulk47.model"
-    assert cli.main(["classify", "--epochs", "3", "--hidden", "16,8", "--seed", "4", "--save", str(path),
-                     "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    model = hulk.GNN.load(path)
-    assert model.config["hidden"] == [16, 8] and model.config["seed"] == 4
-    _, g, _, classes = hulk47_graph
-    pred = model.predict(g)
-    assert [classes[p] for p in pred] == [m["predicted"] for m in data["machines"]]
-    np.testing.assert_allclose(model.predict_proba(g).max(axis=1), [m["probability"] for m in data["machines"]],
-                               rtol=1e-6)
-    # table mode reports where the weights went
-    assert cli.main(["classify", "--epochs", "1", "--save", str(tmp_path / "b.model")]) == 0
-    assert "weights saved to" in capsys.readouterr().out
-    assert (tmp_path / "b.model").is_file()
-
-
-def test_classify_options_change_the_model(capsys):
-    cli.main(["classify", "--epochs", "3", "--json", "--pooling", "mean", "--lr", "0.05", "--dropout", "0.2",
-              "--weight-decay", "0"])
-    a = json.loads(capsys.readouterr().out)
-    cli.main(["classify", "--epochs", "3", "--json"])
-    b = json.loads(capsys.readouterr().out)
-    assert a["history"][0]["train_loss"] != b["history"][0]["train_loss"]
-    # same options, same result (deterministic)
-    cli.main(["classify", "--epochs", "3", "--json"])
-    c = json.loads(capsys.readouterr().out)
-    assert [h["train_loss"] for h in b["history"]] == [h["train_loss"] for h in c["history"]]
-
-
-def test_classify_defaults_fit_the_labelled_machines(capsys):
-    assert cli.main(["classify", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert len(data["history"]) == cli.build_parser().parse_args(["classify"]).epochs
-    assert data["train_accuracy"] >= 0.95
-
-
-def test_info(capsys):
-    assert cli.main(["info"]) == 0
-    out = capsys.readouterr().out
-    assert f"hulk {hulk.__version__}" in out
-    assert f"CUDA backend compiled: {bool(hulk._core.engine.built_with_cuda)}" in out
-    assert f"CUDA usable: {hulk.cuda_available()}" in out
-    assert f"CPU threads: {hulk.get_num_threads()}" in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -140,11 +39,6 @@ def test_bad_values_report_error_and_return_2(argv, needle, capsys):
     assert len(err_lines) == 1 and err_lines[0].startswith("hulk classify: error:") and needle in err_lines[0]
 
 
-def test_classify_save_to_unwritable_path(tmp_path, capsys):
-    assert cli.main(["classify", "--epochs", "1", "--save", str(tmp_path / "no" / "such" / "dir" / "m")]) == 2
-    assert "hulk classify: error:" in capsys.readouterr().err
-
-
 def test_module_entry_point(tmp_path):
     # `python -m hulk info` runs the same main (from a neutral directory, importing the installed package).
     env = dict(os.environ)
@@ -153,3 +47,20 @@ def test_module_entry_point(tmp_path):
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert f"hulk {hulk.__version__}" in proc.stdout
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["plan", "--time-limit", "1e308"], "--time-limit: 1e308 is out of range"),
+    (["plan", "--time-limit", "inf"], "--time-limit: inf"),
+    (["train", "--samples", "1000000000"], "--samples: 1000000000 is out of range"),
+    (["plan", "--seed", str(2**64)], "--seed: 18446744073709551616 is out of range"),
+    (["plan", "--max-iterations", str(10**30)], "--max-iterations"),
+    (["plan", "--generate", "0"], "--generate: 0 is out of range"),
+    (["train", "--workers", "0"], "--workers: 0 is out of range"),
+    (["train", "--lr", "1e30"], "--lr: 1e30 is out of range"),
+    (["classify", "--lr", "1e30"], "--lr: 1e30 is out of range"),
+    (["plan", "--cluster", ""], "--cluster: the path is empty"),
+    (["classify", "--save", ""], "--save: the path is empty"),
+])
+def test_out_of_range_arguments_are_one_line_errors(argv, needle, capsys):
+    one_line_error(argv, capsys, needle)

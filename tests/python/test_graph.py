@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import hulk
+from helpers import run_limited
+
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -415,3 +417,8 @@ def test_spmm_bad_features():
         g.spmm(np.ones((4, 2)))
     with pytest.raises(ValueError, match="features"):
         g.spmm([[1.0], [np.nan], [0.0]])
+
+
+def test_graph_with_2_28_nodes_is_refused_within_bounded_memory(tmp_path):
+    out = run_limited("hulk.Graph(2**28, [])", tmp_path)
+    assert "num_nodes = 268435456 is more than" in out

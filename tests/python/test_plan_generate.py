@@ -1,4 +1,4 @@
-"""hulk.generate: seeded synthetic regional clusters, their rules, conversions and scale."""
+"""hulk.plan.generate: seeded synthetic regional clusters, their rules, conversions and scale."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hulk import cluster_spec as cs
-
-from hulk import generate as gen
+from hulk.plan import cluster_spec as cs, generate as gen
 
 
 @pytest.fixture(scope="module")

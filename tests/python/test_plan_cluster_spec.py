@@ -1,4 +1,4 @@
-"""hulk.cluster_spec: loaders, derivation rules, validation errors, JSON round trip."""
+"""hulk.plan.cluster_spec: loaders, derivation rules, validation errors, JSON round trip."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from hulk import cluster_spec as cs
 from hulk.datasets import DataCleaningWarning
+from hulk.plan import cluster_spec, cluster_spec as cs
 
 
 def _paper_files():
@@ -394,3 +394,33 @@ def test_with_machine():
     with pytest.raises(ValueError, match="duplicate link"):
         s.with_machine({"region": "P", "capability": 7.0, "memory_gb": 64.0},
                        [{"to": 0, "latency_ms": 1.0}, {"to": "a", "latency_ms": 2.0}])
+
+
+def test_machine_names_must_be_strings_and_printable():
+    doc = json.loads(cluster_spec.hulk47_spec().to_json())
+    doc["machines"][0]["name"] = 17
+    with pytest.raises(ValueError, match="name must be a string"):
+        cluster_spec.from_json(doc)
+    doc["machines"][0]["name"] = "a"
+    doc["machines"][1]["region"] = "Paris\x1b[31m"
+    with pytest.raises(ValueError, match="control character"):
+        cluster_spec.from_json(doc)
+
+
+def test_batched_rule_c_gives_the_per_link_values():
+    """Loading computes rule c once over all links (a full mesh of 1,400 machines has ~1 M);
+    each value must equal the per-link formula."""
+    rng = np.random.default_rng(4)
+    n = 30
+    machines = [{"region": f"R{i % 4}", "memory_gb": 80, "capability": 8.0} for i in range(n)]
+    links = [{"a": i, "b": j, "latency_ms": float(rng.choice([0.0, rng.uniform(0, 400)]))}
+             for i in range(n) for j in range(i + 1, n)]
+    links[5]["bandwidth_gbps"] = 3.5
+    spec = cluster_spec.from_json({"version": cluster_spec.SCHEMA_VERSION, "machines": machines, "links": links})
+    for raw, got in zip(links, spec.links):
+        want = raw.get("bandwidth_gbps", cluster_spec.bandwidth_from_latency(raw["latency_ms"]))
+        assert got["bandwidth_gbps"] == want and got["bandwidth_derived"] == ("bandwidth_gbps" not in raw)
+    assert not any("connected components" in s for s in spec.notes)
+    sparse = cluster_spec.from_json({"version": cluster_spec.SCHEMA_VERSION, "machines": machines[:4],
+                                     "links": [{"a": 0, "b": 1, "latency_ms": 1.0}, {"a": 2, "b": 3, "latency_ms": 1}]})
+    assert any("2 connected components" in s for s in sparse.notes)

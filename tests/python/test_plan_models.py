@@ -1,4 +1,4 @@
-"""hulk.models: the catalogue, derived quantities, lookup, user models and errors."""
+"""hulk.plan.models: the catalogue, derived quantities, lookup, user models and errors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hulk import cluster_spec, models
+from hulk.plan import cluster_spec, models
 
 
 def test_catalogue_has_paper_jobs_with_sources():

@@ -1,12 +1,15 @@
-"""The greedy baseline (hulk.greedy): each job on the fastest free machines that cover its memory
-need, in one region where possible."""
+"""The planner's rules (hulk.plan.rules): the greedy baseline (each job on the fastest free machines
+that cover its memory need, in one region where possible), growth, and Algorithm 1 on a
+classification. Both rules are also compared with the Python reference in reference_rules.py,
+which the C++ rules (_core.plan.greedy_classes, _core.plan.grow_bottleneck) must match."""
 
 import networkx as nx
 import numpy as np
 import pytest
 
-from hulk import cluster_spec, generate, learn, models, planner
-from hulk.greedy import greedy_classes
+import reference_rules
+from hulk.plan import cluster_spec, generate, inputs, models, planners, rules, training
+from hulk.plan.rules import greedy_classes
 
 
 def _two_regions():
@@ -24,7 +27,7 @@ def _two_regions():
 
 
 def _need(jobs):
-    return learn._job_need_bytes(planner.as_model_specs(jobs))
+    return rules.job_need_bytes(inputs.as_model_specs(jobs))
 
 
 def test_small_job_takes_the_fastest_machine_of_one_region():
@@ -64,7 +67,7 @@ def test_greedy_classes_plan_through_hulk():
     jobs = list(models.PAPER_JOBS_4)
     classes = greedy_classes(spec, jobs)
     assert len(classes) == len(spec.machines) and set(classes) <= {-1, 0, 1, 2, 3}
-    p = planner.plan(spec, jobs, "hulk", classes=classes, refine_iterations=0)
+    p = planners.plan(spec, jobs, "hulk", classes=classes, refine_iterations=0)
     assert len(p.jobs) == len(jobs)
     for j in p.jobs[1:]:  # the three smaller jobs fit the greedy groups
         assert j["feasible"], j
@@ -88,11 +91,11 @@ def test_search_is_never_worse_than_the_greedy_rule():
     for n, i in ((200, 3), (1000, 3)):
         rng = np.random.default_rng([1_000_003, n, i])
         c = generate.generate_cluster(n, seed=int(rng.integers(0, 2**31 - 1)))
-        cases.append((c, learn.draw_jobs(rng, c.memory_gb.sum() * 1e9)))
+        cases.append((c, training.draw_jobs(rng, c.memory_gb.sum() * 1e9)))
     for c, jobs in cases:
-        search = planner.plan(c, jobs, "search", time_limit_s=60.0, max_iterations=30, seed=0)
-        for grow in (0, planner.DEFAULT_GROW_ROUNDS):  # the rule as it is, and grown as Hulk grows it
-            greedy = planner.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0,
+        search = planners.plan(c, jobs, "search", time_limit_s=60.0, max_iterations=30, seed=0)
+        for grow in (0, rules.DEFAULT_GROW_ROUNDS):  # the rule as it is, and grown as Hulk grows it
+            greedy = planners.plan(c, jobs, "hulk", classes=greedy_classes(c, jobs), refine_iterations=0,
                                   grow_rounds=grow)
             assert search.makespan_s <= greedy.makespan_s * (1 + 1e-9), (len(c), jobs, grow, search.makespan_s,
                                                                           greedy.makespan_s)
@@ -100,25 +103,19 @@ def test_search_is_never_worse_than_the_greedy_rule():
 
 # ---------------------------------------------------------------------------------- growth
 
-def _core(spec, jobs):
-    job_specs = planner.as_model_specs(jobs)
-    return planner._core_cluster(spec), [planner._core_model(j) for j in job_specs]
-
-
 def test_growth_gives_the_last_job_more_machines_when_that_pays():
     spec = generate.generate_cluster(120, seed=7)
     jobs = ["T5-11B"]  # one fast machine holds it; four more of its region make it 17% faster
     rule = np.array(greedy_classes(spec, jobs))
-    cc, cj = _core(spec, jobs)
-    p0, _, _ = planner.grow_bottleneck(spec, cc, cj, rule, rounds=0)
-    p, grown, before = planner.grow_bottleneck(spec, cc, cj, rule)
+    p0, _, _ = rules.grow_bottleneck(spec, jobs, rule, rounds=0)
+    p, grown, before = rules.grow_bottleneck(spec, jobs, rule)
     assert before == p0.makespan_s
     assert (grown == 0).sum() > (rule == 0).sum()          # more machines...
     assert p.makespan_s < p0.makespan_s                      # ...and a shorter plan
     assert set(np.flatnonzero(rule == 0)) <= set(np.flatnonzero(grown == 0))  # it only adds
     region = np.asarray(spec.region)
     assert set(region[grown == 0]) == set(region[rule == 0])  # within the job's own regions
-    plan = planner.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0)
+    plan = planners.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0)
     added = int((grown == 0).sum() - 1)
     assert plan.notes[0] == (f"growth: {added} idle machine(s) given to the job that finished last, "
                              f"{p0.makespan_s / 3600:.2f} h -> {p.makespan_s / 3600:.2f} h")
@@ -127,15 +124,53 @@ def test_growth_gives_the_last_job_more_machines_when_that_pays():
 def test_growth_never_lengthens_a_plan_and_is_part_of_hulk():
     for seed in range(5):
         spec = generate.generate_cluster(80 + 40 * seed, seed=20 + seed)
-        jobs = learn.draw_jobs(np.random.default_rng(seed), spec.memory_gb.sum() * 1e9)
+        jobs = training.draw_jobs(np.random.default_rng(seed), spec.memory_gb.sum() * 1e9)
         rule = greedy_classes(spec, jobs)
-        plain = planner.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0, grow_rounds=0)
-        grown = planner.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0)
+        plain = planners.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0, grow_rounds=0)
+        grown = planners.plan(spec, jobs, "hulk", classes=rule, refine_iterations=0)
         assert grown.makespan_s <= plain.makespan_s
-        cc, cj = _core(spec, jobs)
-        assert planner.grow_bottleneck(spec, cc, cj, rule)[0].makespan_s == pytest.approx(grown.makespan_s)
+        assert rules.grow_bottleneck(spec, jobs, rule)[0].makespan_s == pytest.approx(grown.makespan_s)
 
 
 def test_grow_rounds_is_validated():
     with pytest.raises(ValueError, match="grow_rounds"):
-        planner.plan(_two_regions(), ["BERT-large"], "hulk", grow_rounds=-1)
+        planners.plan(_two_regions(), ["BERT-large"], "hulk", grow_rounds=-1)
+
+
+# ---------------------------------------------------------------------------------- against the reference
+
+def _cases():
+    yield _two_regions(), ["BERT-large", "GPT-2 1.5B"]
+    yield cluster_spec.hulk47_spec(), list(models.PAPER_JOBS_4)
+    for seed in range(6):
+        c = generate.generate_cluster(30 + 45 * seed, seed=40 + seed)
+        yield c, training.draw_jobs(np.random.default_rng(seed), c.memory_gb.sum() * 1e9)
+
+
+def test_greedy_classes_match_the_reference():
+    for c, jobs in _cases():
+        if jobs:
+            assert greedy_classes(c, jobs) == reference_rules.greedy_classes(c, jobs), (len(c), jobs)
+
+
+def test_growth_matches_the_reference():
+    for c, jobs in _cases():
+        if not jobs:
+            continue
+        start = greedy_classes(c, jobs)
+        for rounds in (0, 1, rules.DEFAULT_GROW_ROUNDS):
+            p, grown, before = rules.grow_bottleneck(c, jobs, start, rounds=rounds)
+            q, want, want_before = reference_rules.grow_bottleneck(c, jobs, start, rounds=rounds)
+            assert grown.tolist() == want.tolist() and before == want_before, (len(c), jobs, rounds)
+            assert p.makespan_s == q.makespan_s
+
+
+def test_plan_classes_is_hulk_without_growth_or_refinement():
+    c = generate.generate_cluster(90, seed=5)
+    jobs = ["T5-11B", "BERT-large"]
+    classes = greedy_classes(c, jobs)
+    p = rules.plan_classes(c, jobs, classes)
+    q = planners.plan(c, jobs, "hulk", classes=classes, refine_iterations=0, grow_rounds=0)
+    assert p.makespan_s == q.makespan_s and p.to_dict()["jobs"] == q.jobs
+    with pytest.raises(ValueError, match="classes: expected 90 integer job indices"):
+        rules.plan_classes(c, jobs, classes[:-1])

@@ -1,0 +1,308 @@
+"""hulk.plan.planners: plan which machines train which job, and measure it with the cost model.
+
+Every planner returns a :class:`Plan` costed by the one C++ cost model documented in
+``csrc/plan/cost.h``. Planners:
+
+- ``"a"``, ``"b"``, ``"c"``: the paper's Systems A (data parallel on machines that fit the
+  whole model), B (GPipe over all machines in id order) and C (Megatron tensor parallel over
+  all machines); jobs run one after another on the whole cluster.
+- ``"search"``: a time-bounded optimiser of the cost model (eight starts, among them Hulk's
+  plan and Systems A/B/C's machines, then local search with annealing); jobs run concurrently
+  on disjoint machine groups (or wait, as in Hulk's plan). It never returns a System's
+  sequential plan as its own: when it finds no feasible plan it says so in ``plan.notes``.
+- ``"hulk"``: a classification of machines into jobs (a trained :class:`hulk.GNN` when given,
+  else the stated region heuristic), then the paper's Algorithm 1, then each job's layout.
+
+Every concurrent planner lays out each job with ``best_pipeline`` (``csrc/plan/planners.h``):
+machines that cannot hold one layer get no stage, and the layer split, the stage order and the
+all-reduce ring minimise the job's whole iteration time.
+- ``"table2"``: the paper's own Table 2 assignment (the bundled 47-server cluster, 4 jobs).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .. import _core, datasets
+from .._checks import is_int, is_real
+from ..gnn import GNN
+from ..graph import Graph
+from . import learned, models
+from .inputs import as_cluster, as_model_specs
+from .rules import DEFAULT_GROW_ROUNDS, check_classes, greedy_classes, grow_bottleneck
+
+PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
+PAPER_NODE_ATTRS = ["capability", "memory_gb"]  # the paper's machine features (a GNN given as ``model``)
+PAPER_EDGE_ATTRS = ["latency_ms"]               # and its link feature
+MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a search time limit of at most a week
+PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all machines)",
+                  "c": "System C (Megatron TP, all machines)", "search": "Search",
+                  "hulk": "Hulk (Algorithm 1)", "table2": "Paper Table 2",
+                  "hulk-gnn": "Hulk (GNN trained on Table 2)"}
+
+
+class Plan:
+    """A costed plan. ``plan.jobs`` lists per job: machines, replicas (machine chain and layer
+    bounds), strategy, feasibility, compute / communication / iteration seconds, start and
+    finish; ``plan.makespan_s`` is the time until all jobs finish."""
+
+    def __init__(self, core_plan, core_cluster, spec, jobs, planner: str):
+        self._plan, self._cluster, self.cluster = core_plan, core_cluster, spec
+        self.job_specs: list = list(jobs)  # the ModelSpecs planned, in the order of ``jobs``
+        self.planner = planner
+        d = core_plan.to_dict()
+        self.jobs: list[dict] = d["jobs"]
+        self.makespan_s: float = d["makespan_s"]
+        self.planning_s: float = d["planning_s"]
+        self.sequential: bool = d["sequential"]
+        self.feasible: bool = d["feasible"]
+        self.notes: list[str] = d["notes"]
+        self.moved: list[int] = []
+        self.repair_s: float | None = None
+
+    @property
+    def title(self) -> str:
+        return PLANNER_TITLES.get(self.planner, self.planner)
+
+    def assignment(self) -> list[int]:
+        """Job index per machine (-1 = idle); for sequential plans every used machine of the
+        first feasible job."""
+        out = [-1] * len(self.cluster)
+        for k, job in enumerate(self.jobs):
+            for m in job["machines"]:
+                if out[m] < 0:
+                    out[m] = k
+        return out
+
+    def without(self, machine: int) -> "Plan":
+        """The plan repaired after ``machine`` fails (indices above it shift down by one);
+        ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time."""
+        n = len(self.cluster)
+        if not is_int(machine) or not 0 <= machine < n:
+            raise ValueError(f"machine must be an index in [0, {n}), got {machine!r}")
+        core_plan, core_cluster, moved, seconds = _core.plan.repair_without(self._cluster, self._plan, machine)
+        return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
+
+    def with_machine(self, machine: dict, links: Sequence[dict]) -> "Plan":
+        """The plan after a new machine joins. ``machine`` has region and memory_gb and either
+        tflops, gpu (+ gpus) or capability; ``links`` are dicts with ``to`` (existing index),
+        ``latency_ms`` and optionally ``bandwidth_gbps``."""
+        spec = self.cluster.with_machine(machine, links)
+        n, m = len(self.cluster), spec.machine_table()
+        a, b, latency, bandwidth = spec.links_of(n)
+        core_plan, core_cluster, moved, seconds = _core.plan.repair_with(
+            self._cluster, self._plan, m.names[n], m.region_names[m.region[n]], float(m.memory_gb[n]),
+            float(m.tflops[n]), a.tolist(), b.tolist(), latency.tolist(), bandwidth.tolist())
+        return self._repaired(core_plan, core_cluster, spec, moved, seconds)
+
+    def _repaired(self, core_plan, core_cluster, spec, moved, seconds) -> "Plan":
+        out = Plan(core_plan, core_cluster, spec, self.job_specs, self.planner)
+        out.moved, out.repair_s = list(moved), float(seconds)
+        return out
+
+    def to_dict(self) -> dict:
+        """A JSON-ready view: infinite or NaN times (infeasible jobs, unreachable pairs) become None."""
+        d = dict(planner=self.planner, title=self.title, feasible=self.feasible, sequential=self.sequential,
+                 makespan_s=self.makespan_s, planning_s=self.planning_s, notes=self.notes, jobs=self.jobs)
+        d = _json_ready(d)
+        if self.repair_s is not None:
+            d.update(moved=self.moved, repair_s=self.repair_s)
+        return d
+
+    def __repr__(self) -> str:
+        state = f"makespan {self.makespan_s / 3600:.2f} h" if self.feasible else "infeasible"
+        return f"hulk.Plan({self.title}: {len(self.jobs)} jobs, {state})"
+
+
+def _json_ready(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_ready(v) for v in x]
+    return x
+
+
+DEFAULT_REFINE_ITERATIONS = 300
+# Up to this size the learned planner's candidates include the region heuristic's groups: on
+# the 47-machine held-out clusters of bench_learned they won 3 of 5 (Hulk 1.056x Search's
+# makespan without them, 1.018x with them); from 200 machines up they plan 1.5-3.7x longer,
+# and planning and growing them costs 0.1-0.2 s at 500-1,000 machines.
+HEURISTIC_CANDIDATE_MAX_MACHINES = 300
+
+
+def refine_time_limit(time_limit_s: float) -> float:
+    """Hulk's refinement stops after its moves or after max(1 s, time_limit_s / 100), whichever
+    comes first: the move budget usually ends it (so the plan is the same on any machine), the
+    clock only bounds it on very large clusters."""
+    return max(1.0, float(time_limit_s) / 100)
+
+
+def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
+         seed: int = 0, model=None, classes: Sequence[int] | None = None, max_iterations: int = 0,
+         refine_iterations: int = DEFAULT_REFINE_ITERATIONS, grow_rounds: int = DEFAULT_GROW_ROUNDS) -> Plan:
+    """Plans ``jobs`` on ``cluster`` with one planner.
+
+    Parameters
+    ----------
+    cluster : ClusterSpec, RegionalCluster, networkx.Graph or path to a JSON cluster file
+    jobs : names from :func:`hulk.plan.catalogue` and/or ModelSpec objects
+    planner : one of "a", "b", "c", "search", "hulk", "table2"
+    time_limit_s, seed, max_iterations : for "search" (``max_iterations`` > 0 also stops the
+        search after that many moves: the same seed then gives the same plan on any machine)
+    model : for "hulk", the classifier: None = the learned planner shipped with the package
+        (:func:`hulk.plan.default_planner`), a :class:`hulk.plan.LearnedPlanner`, a
+        :class:`hulk.GNN` trained on the paper's features (classes = job indices),
+        "heuristic" for the region heuristic of ``csrc/plan/planners.h``, or "greedy" for the
+        learned planner's candidates without the GNN (the greedy rule of :mod:`hulk.plan.rules`,
+        and the region heuristic up to ``HEURISTIC_CANDIDATE_MAX_MACHINES`` machines)
+    classes : an explicit classification (job index per machine, -1 idle) for "hulk"
+    refine_iterations : for "hulk", the budget of the short local refinement after
+        Algorithm 1 (search moves from Hulk's own assignment; 0 = none), seeded by ``seed``
+        and stopped after ``refine_time_limit(time_limit_s)`` at the latest
+    grow_rounds : for "hulk", rounds of :func:`hulk.plan.rules.grow_bottleneck` between the classification and
+        the refinement (0 = none: the classification goes through Algorithm 1 and the
+        partition as it is)
+    """
+    t0 = time.perf_counter()
+    _check_plan_arguments(planner, time_limit_s, seed=seed, max_iterations=max_iterations,
+                          refine_iterations=refine_iterations, grow_rounds=grow_rounds)
+    spec = as_cluster(cluster)
+    job_specs = as_model_specs(jobs)
+    core_cluster = spec.to_core()
+    core_jobs = [j.to_core() for j in job_specs]
+    if planner != "hulk":
+        return Plan(_plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations),
+                    core_cluster, spec, job_specs, planner)
+    p, hulk_notes = _plan_hulk(spec, job_specs, model, classes, grow_rounds)
+    if refine_iterations > 0:
+        p = _core.plan.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
+                                   int(refine_iterations))
+    out = Plan(p, core_cluster, spec, job_specs, planner)
+    out.planning_s = time.perf_counter() - t0  # the classification (encoding, GNN inference) is part of planning
+    out.notes[0:0] = hulk_notes
+    return out
+
+
+def _check_plan_arguments(planner, time_limit_s, **counts) -> None:
+    if planner not in PLANNERS:
+        raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
+    if not is_real(time_limit_s) or not (math.isfinite(time_limit_s) and 0 < time_limit_s <= MAX_TIME_LIMIT_S):
+        raise ValueError(f"time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {time_limit_s!r}")
+    for name, v in counts.items():
+        if not is_int(v) or not 0 <= v <= 2**63 - 1:
+            raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {v!r}")
+
+
+def _plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations):
+    """The core plan of Systems A/B/C, Search or Table 2."""
+    if planner == "a":
+        return _core.plan.plan_system_a(core_cluster, core_jobs)
+    if planner == "b":
+        return _core.plan.plan_system_b(core_cluster, core_jobs)
+    if planner == "c":
+        return _core.plan.plan_system_c(core_cluster, core_jobs)
+    if planner == "search":
+        return _core.plan.plan_search(core_cluster, core_jobs, float(time_limit_s), int(seed), int(max_iterations))
+    return _core.plan.plan_assignment(core_cluster, core_jobs, _table2_assignment(spec, job_specs), "table2")
+
+
+def _plan_hulk(spec, job_specs, model, classes, grow_rounds) -> tuple:
+    """Hulk before refinement: one classification, or the learned planner's candidates (the
+    rule's groups and the GNN's best proposal), each planned (and grown); the shortest plan is
+    kept. Returns ``(core plan, notes)``."""
+    candidates = _hulk_candidates(spec, job_specs, model, classes)
+    grown = [grow_bottleneck(spec, job_specs, c, grow_rounds) if grow_rounds > 0
+             else (_core.plan.plan_hulk(spec.to_core(), [j.to_core() for j in job_specs], list(c)), np.asarray(c), None)
+             for c in candidates]
+    k = min(range(len(grown)), key=lambda i: grown[i][0].makespan_s)  # ties: the first (the rule's)
+    p, notes = grown[k][0], []
+    if len(grown) > 1:
+        names = _candidate_names(len(grown), len(spec))
+        others = ", ".join(f"{names[i]} {grown[i][0].makespan_s / 3600:.2f} h" for i in range(len(grown)) if i != k)
+        notes.append(f"hulk: {names[k]} planned shortest ({grown[k][0].makespan_s / 3600:.2f} h; {others})")
+    added = int((grown[k][1] >= 0).sum() - (np.asarray(candidates[k]) >= 0).sum())
+    if grown[k][2] is not None and added > 0:
+        notes.append(f"growth: {added} idle machine(s) given to the job that finished last, "
+                     f"{grown[k][2] / 3600:.2f} h -> {p.makespan_s / 3600:.2f} h")
+    return p, notes
+
+
+def table2_gnn(seed: int = 0) -> GNN:
+    """The paper's setup: the classifier trained on Table 2's labels of the bundled cluster, on
+    the paper's features (``PAPER_NODE_ATTRS``, ``PAPER_EDGE_ATTRS``); classes = job indices of
+    ``hulk.datasets.HULK47_CLASSES``. Use it as ``plan(..., "hulk", model=table2_gnn())``."""
+    G = datasets.hulk47(clean="quiet")
+    labels, classes = datasets.hulk47_table2_labels()
+    g = Graph.from_networkx(G, node_attrs=PAPER_NODE_ATTRS, edge_attrs=PAPER_EDGE_ATTRS)
+    model = GNN(num_classes=len(classes), hidden=[64, 64], seed=seed)
+    model.fit(g, labels, epochs=200)
+    return model
+
+
+def _table2_assignment(spec, job_specs) -> list[int]:
+    if len(spec) != 47:
+        raise ValueError("planner 'table2' is the paper's assignment of its 47-server cluster; "
+                         f"this cluster has {len(spec)} machines")
+    labels, classes = datasets.hulk47_table2_labels()
+    names = [j.name for j in job_specs]
+    missing = [c for c in datasets.HULK47_CLASSES if c not in names]
+    if missing:
+        raise ValueError(f"planner 'table2' assigns the paper's jobs {datasets.HULK47_CLASSES}; "
+                         f"missing from jobs: {missing}")
+    return [names.index(classes[y]) if y >= 0 else -1 for y in labels]
+
+
+def _candidate_names(count: int, machines: int) -> list[str]:
+    """Names of the learned planner's candidates in the order _hulk_candidates returns them."""
+    names = ["the greedy rule's groups"]
+    if count - (machines <= HEURISTIC_CANDIDATE_MAX_MACHINES) == 2:
+        names.append("the GNN's proposal")
+    if machines <= HEURISTIC_CANDIDATE_MAX_MACHINES:
+        names.append("the region heuristic's groups")
+    return names
+
+
+def _hulk_candidates(spec, job_specs, model, classes) -> list:
+    """The classifications Hulk plans: the learned planner's proposals, else the one classification."""
+    if classes is None and (model is None or model == "greedy" or not isinstance(model, str)):
+        if model is None:
+            model = learned.default_planner()
+        if model == "greedy" or isinstance(model, learned.LearnedPlanner):
+            if model == "greedy":  # the same candidates without the GNN's proposal
+                out = [np.asarray(greedy_classes(spec, job_specs), dtype=np.int64)]
+            else:
+                out = model.proposals(spec, job_specs)
+            if len(spec) <= HEURISTIC_CANDIDATE_MAX_MACHINES:
+                core_jobs = [j.to_core() for j in job_specs]
+                out.append(np.asarray(_core.plan.heuristic_classes(spec.to_core(), core_jobs), dtype=np.int64))
+            return out
+    return [_hulk_classes(spec, job_specs, model, classes)]
+
+
+def _hulk_classes(spec, job_specs, model, classes) -> list[int]:
+    if classes is not None:
+        return check_classes(classes, len(spec), len(job_specs))
+    if isinstance(model, str):
+        if model != "heuristic":
+            raise ValueError(f"model must be None, 'heuristic', 'greedy', a LearnedPlanner or a GNN, got {model!r}")
+        return list(_core.plan.heuristic_classes(spec.to_core(), [j.to_core() for j in job_specs]))
+    if not isinstance(model, GNN):  # None, "greedy" and learned planners are _hulk_candidates' own
+        raise TypeError(f"model must be None, 'heuristic', 'greedy', a hulk.plan.LearnedPlanner or a hulk.GNN, "
+                        f"got {type(model).__name__}")
+    G = spec.to_networkx()  # a generated cluster says why it has no explicit links
+    g = Graph.from_networkx(G, node_attrs=PAPER_NODE_ATTRS, edge_attrs=PAPER_EDGE_ATTRS)
+    pred = [int(c) for c in model.predict(g)]
+    return [c if c < len(job_specs) else -1 for c in pred]
+
+
+def compare(cluster, jobs: Iterable = models.PAPER_JOBS_4, planners: Sequence[str] = ("a", "b", "c", "search", "hulk"),
+            time_limit_s: float = 2.0, seed: int = 0, model=None, max_iterations: int = 0) -> list[Plan]:
+    """One plan per planner, same cluster, same jobs, same cost model."""
+    return [plan(cluster, jobs, p, time_limit_s=time_limit_s, seed=seed, model=model, max_iterations=max_iterations)
+            for p in planners]

@@ -1,0 +1,153 @@
+"""The planner's rules: who trains what without a GNN, and who gets more machines.
+
+The greedy rule (:func:`greedy_classes`), the baseline the learned planner must beat, gives each
+job, largest memory need first, the fastest free machines until their memory covers the job's
+need (``ModelSpec.memory_need_bytes``: weights, gradients, optimiser state and activations),
+taken from the one region where that is possible with the most throughput (ties: fewer
+machines, then the lowest machine id); a job no single region can hold takes the fastest free
+machines of the whole cluster. Search's start "the fastest machines in one region"
+(csrc/plan/search.cpp) is the same rule. Machines no job takes stay idle.
+
+Growth (:func:`grow_bottleneck`) gives the job that sets the makespan more idle machines of its
+regions while that shortens the plan.
+
+:func:`plan_classes` turns a classification (job index per machine, -1 idle) into a plan with
+the paper's Algorithm 1 and the pipeline partition, nothing else: the same as
+``plan(cluster, jobs, "hulk", classes=..., refine_iterations=0, grow_rounds=0)``::
+
+    plan_classes(cluster, jobs, greedy_classes(cluster, jobs)).makespan_s
+
+The two rules are being moved to C++ (``_core.plan.greedy_classes`` and
+``_core.plan.grow_bottleneck``); each is reached through one private function here, marked
+``TODO(merge)``, and ``tests/python/reference_rules.py`` keeps the Python reference the tests
+compare with.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _core
+from .._checks import is_int
+from .cluster import Cluster
+from .inputs import as_cluster, as_model_specs
+
+__all__ = ["DEFAULT_GROW_ROUNDS", "GROWTH_STEPS", "check_classes", "greedy_classes", "grow_bottleneck",
+           "job_need_bytes", "plan_classes"]
+
+DEFAULT_GROW_ROUNDS = 8
+GROWTH_STEPS = (1, 2, 4, 8, 16)
+
+
+def job_need_bytes(job_specs: list) -> np.ndarray:
+    """``ModelSpec.memory_need_bytes`` of each job, ``[J]`` float64."""
+    return np.array([j.memory_need_bytes() for j in job_specs], dtype=np.float64)
+
+
+def check_classes(classes, n: int, n_jobs: int) -> list[int]:
+    """``classes`` as a list of ``n`` job indices in [-1, n_jobs); ``ValueError`` otherwise."""
+    arr = classes if isinstance(classes, np.ndarray) else np.array(list(classes), dtype=object)
+    ok = arr.shape == (n,) and (arr.dtype.kind in "iu" or all(  # element checks only for lists
+        is_int(c) for c in arr.tolist()))
+    values = arr.astype(np.int64) if ok else None
+    if not ok or (n and (values.min() < -1 or values.max() >= n_jobs)):
+        raise ValueError(f"classes: expected {n} integer job indices in [-1, {n_jobs})")
+    return values.tolist()
+
+
+def plan_classes(cluster, jobs, classes):
+    """Algorithm 1 and the pipeline partition of ``classes`` (job index per machine, -1 idle),
+    no growth and no refinement. Returns the C++ plan (``makespan_s``, ``to_dict()``)."""
+    cluster, job_specs = as_cluster(cluster), as_model_specs(jobs)
+    classes = check_classes(classes, len(cluster), len(job_specs))
+    return _core.plan.plan_hulk(cluster.to_core(), [j.to_core() for j in job_specs], classes)
+
+
+def greedy_classes(cluster, jobs) -> list[int]:
+    """Job index per machine (-1 idle) by the greedy rule of the module docstring. ``cluster``
+    is a Cluster or anything :func:`hulk.plan.as_cluster` takes; ``jobs`` are catalogue names
+    or ModelSpecs."""
+    return _greedy_rule(as_cluster(cluster), as_model_specs(jobs))
+
+
+def grow_bottleneck(cluster, jobs, classes, rounds: int = DEFAULT_GROW_ROUNDS, steps=GROWTH_STEPS) -> tuple:
+    """Gives the job that sets the makespan more machines while that shortens the plan.
+
+    Each round plans ``classes`` (job index per machine, -1 idle) with Algorithm 1 and the
+    partition, finds the job that finishes last, and tries adding to it the first 1, 2, 4, 8
+    and 16 (``steps``) idle machines of the regions it already uses, fastest first (ties: lower
+    machine id). The best trial is kept if it shortens the plan; rounds stop when none does, or
+    after ``rounds``. Returns ``(core plan, classes, makespan_s before growth)``. Each trial is
+    one plan: milliseconds up to a few thousand machines. Why: jobs usually need few of many
+    machines, and the rule, the region heuristic and the GNN all give the job that decides the
+    makespan about the fewest machines that hold it, while more of them (data-parallel
+    replicas) often shorten it; a 2 s Search found this on most generated clusters, and this
+    directed step finds most of it."""
+    cluster, job_specs = as_cluster(cluster), as_model_specs(jobs)
+    core_plan, grown, start_s = _grow_rule(cluster, job_specs, check_classes(classes, len(cluster), len(job_specs)),
+                                           int(rounds), tuple(int(k) for k in steps))
+    return core_plan, np.asarray(grown, dtype=np.int64), start_s
+
+
+def _greedy_rule(cluster: Cluster, job_specs: list) -> list[int]:
+    # TODO(merge): replace with _core.plan.greedy_classes(cluster.to_core(), [j.to_core() for j in job_specs])
+    # (the Python body below then goes; tests/python/reference_rules.py keeps it as the reference).
+    m = cluster.machine_table()
+    memory, tflops, region, need = m.memory_gb * 1e9, m.tflops, m.region, job_need_bytes(job_specs)
+
+    def cover(candidates: np.ndarray, want: float):
+        """The shortest prefix of ``candidates`` (fastest first) whose memory reaches ``want``,
+        or None when all of them together fall short."""
+        total = np.cumsum(memory[candidates])
+        if total.size == 0 or total[-1] < want:
+            return None
+        return candidates[: int(np.searchsorted(total, want)) + 1]
+
+    fastest_first = np.argsort(-tflops, kind="stable")
+    classes = np.full(len(memory), -1, dtype=np.int64)
+    for j in np.argsort(-need, kind="stable"):
+        free = fastest_first[classes[fastest_first] < 0]
+        best, best_key = None, None
+        for r in np.unique(region[free]):
+            chosen = cover(free[region[free] == r], need[j])
+            # most throughput; ties: fewer machines, then the lowest machine id (as Search's start)
+            key = None if chosen is None else (tflops[chosen].sum(), -chosen.size, -chosen.min())
+            if key is not None and (best_key is None or key > best_key):
+                best, best_key = chosen, key
+        if best is None:  # no region holds it alone: the fastest machines anywhere
+            best = cover(free, need[j])
+        if best is not None:
+            classes[best] = j
+    return classes.tolist()
+
+
+def _grow_rule(cluster: Cluster, job_specs: list, classes: list, rounds: int, steps) -> tuple:
+    # TODO(merge): replace with _core.plan.grow_bottleneck(cluster.to_core(), [j.to_core() for j in job_specs],
+    # classes, rounds, steps) (the Python body below then goes; tests/python/reference_rules.py keeps it).
+    core_cluster, core_jobs = cluster.to_core(), [j.to_core() for j in job_specs]
+    m = cluster.machine_table()
+    best = np.asarray(classes, dtype=np.int64).copy()
+    p = _core.plan.plan_hulk(core_cluster, core_jobs, best.tolist())
+    start_s = p.makespan_s
+    for _ in range(rounds):
+        finish = np.array([j["finish_s"] if j["feasible"] else np.inf for j in p.to_dict()["jobs"]])
+        b = int(np.argmax(finish))
+        mine = best == b
+        free = np.flatnonzero(best < 0)
+        free = free[np.isin(m.region[free], m.region[mine])]
+        if not mine.any() or free.size == 0:
+            break
+        candidates = free[np.argsort(-m.tflops[free], kind="stable")]
+        found = None
+        for k in steps:
+            if k > candidates.size:
+                break
+            trial = best.copy()
+            trial[candidates[:k]] = b
+            q = _core.plan.plan_hulk(core_cluster, core_jobs, trial.tolist())
+            if q.makespan_s < (found[1].makespan_s if found else p.makespan_s * (1 - 1e-9)):
+                found = (trial, q)
+        if found is None:
+            break
+        best, p = found
+    return p, best, start_s

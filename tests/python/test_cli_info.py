@@ -1,0 +1,14 @@
+"""``hulk info`` (hulk.cli.info)."""
+
+
+import hulk
+from hulk import cli
+
+
+def test_info(capsys):
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"hulk {hulk.__version__}" in out
+    assert f"CUDA backend compiled: {bool(hulk._core.engine.built_with_cuda)}" in out
+    assert f"CUDA usable: {hulk.cuda_available()}" in out
+    assert f"CPU threads: {hulk.get_num_threads()}" in out
