@@ -36,6 +36,8 @@ except ImportError as _exc:  # the source folder of a checkout without its compi
     ) from None
 
 from . import datasets
+from .errors import (DeviceError, FileFormatError, HulkError, InputError, InputTypeError, NotFittedError,
+                     OutOfMemoryError, PlanningError)
 from ._device import cuda_available, cuda_simulated, cuda_unavailable_reason, get_num_threads, set_num_threads
 from .gnn import GNN
 from .graph import Graph
@@ -43,7 +45,15 @@ from .graph import Graph
 __version__ = _core.__version__
 
 __all__ = [
+    "DeviceError",
+    "FileFormatError",
     "GNN",
+    "HulkError",
+    "InputError",
+    "InputTypeError",
+    "NotFittedError",
+    "OutOfMemoryError",
+    "PlanningError",
     "Graph",
     "cuda_available",
     "cuda_simulated",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import _core
+from .errors import InputError, DeviceError
 
 
 def cuda_available() -> bool:
@@ -26,10 +27,10 @@ def cuda_unavailable_reason() -> str:
 def check_device(device: str) -> str:
     """Validates a ``device`` argument and returns it normalised ("cpu" or "cuda")."""
     if not isinstance(device, str) or device.lower() not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+        raise InputError(f"device must be 'cpu' or 'cuda', got {device!r}")
     device = device.lower()
     if device == "cuda" and not (cuda_available() or cuda_simulated()):
-        raise RuntimeError(f"device='cuda' was requested but no GPU is usable: {cuda_unavailable_reason()}")
+        raise DeviceError(f"device='cuda' was requested but no GPU is usable: {cuda_unavailable_reason()}")
     return device
 
 

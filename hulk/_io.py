@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tempfile
+from .errors import InputError
 
 DEFAULT_MAX_JSON_BYTES = 1 << 30  # 1 GiB: a cluster file of a million links is about 40 MB
 
@@ -22,18 +23,18 @@ DEFAULT_MAX_JSON_BYTES = 1 << 30  # 1 GiB: a cluster file of a million links is 
 def check_input_path(path, what: str) -> str:
     """``path`` as a str, after checking that it names a regular, readable file."""
     if path is None or (isinstance(path, (str, bytes)) and len(path) == 0):
-        raise ValueError(f"{what}: the path is empty")
+        raise InputError(f"{what}: the path is empty")
     try:
         p = os.fsdecode(path)
     except TypeError:
-        raise ValueError(f"{what}: expected a file path, got {type(path).__name__}") from None
+        raise InputError(f"{what}: expected a file path, got {type(path).__name__}") from None
     try:
         st = os.stat(p)
     except OSError as exc:
-        raise ValueError(f"{what}: cannot read {p!r} ({exc.strerror or exc})") from None
+        raise InputError(f"{what}: cannot read {p!r} ({exc.strerror or exc})") from None
     if not stat.S_ISREG(st.st_mode):
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise ValueError(f"{what}: {p!r} is {kind}")
+        raise InputError(f"{what}: {p!r} is {kind}")
     return p
 
 
@@ -42,7 +43,7 @@ def _no_duplicates(where: str):
         out = {}
         for k, v in pairs:
             if k in out:
-                raise ValueError(f"{where}: key {k!r} appears twice in one object")
+                raise InputError(f"{where}: key {k!r} appears twice in one object")
             out[k] = v
         return out
     return hook
@@ -50,7 +51,7 @@ def _no_duplicates(where: str):
 
 def _no_constant(where: str):
     def hook(name):
-        raise ValueError(f"{where}: {name} is not valid JSON (strict JSON has no NaN or Infinity)")
+        raise InputError(f"{where}: {name} is not valid JSON (strict JSON has no NaN or Infinity)")
     return hook
 
 
@@ -59,9 +60,9 @@ def parse_json(text: str, where: str):
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates(where), parse_constant=_no_constant(where))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON ({exc})") from None
+        raise InputError(f"{where}: not valid JSON ({exc})") from None
     except RecursionError:
-        raise ValueError(f"{where}: JSON nested too deeply") from None
+        raise InputError(f"{where}: JSON nested too deeply") from None
 
 
 def read_json_file(path, what: str, max_bytes: int = DEFAULT_MAX_JSON_BYTES):
@@ -69,18 +70,18 @@ def read_json_file(path, what: str, max_bytes: int = DEFAULT_MAX_JSON_BYTES):
     p = check_input_path(path, what)
     size = os.path.getsize(p)
     if size > max_bytes:
-        raise ValueError(f"{what}: {p!r} has {size} bytes, more than the {max_bytes} this reader accepts")
+        raise InputError(f"{what}: {p!r} has {size} bytes, more than the {max_bytes} this reader accepts")
     try:
         with open(p, "rb") as f:
             raw = f.read(max_bytes + 1)
     except OSError as exc:
-        raise ValueError(f"{what}: cannot read {p!r} ({exc.strerror or exc})") from None
+        raise InputError(f"{what}: cannot read {p!r} ({exc.strerror or exc})") from None
     if len(raw) > max_bytes:
-        raise ValueError(f"{what}: {p!r} grew beyond {max_bytes} bytes while being read")
+        raise InputError(f"{what}: {p!r} grew beyond {max_bytes} bytes while being read")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{what}: {p!r} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputError(f"{what}: {p!r} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_json(text, f"{what} {p!r}")
 
 
@@ -89,7 +90,7 @@ def atomic_write(path, data, *, what: str = "file") -> None:
     and a rename; on any failure the temporary file is removed and ``path`` is untouched."""
     p = os.fsdecode(path)
     if not p:
-        raise ValueError(f"{what}: the path is empty")
+        raise InputError(f"{what}: the path is empty")
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     folder = os.path.dirname(os.path.abspath(p))
     try:

@@ -37,6 +37,7 @@ from importlib.resources import files
 
 import networkx as nx
 import numpy as np
+from .errors import InputError
 
 __all__ = ["DataCleaningWarning", "HULK47_CLASSES", "hulk47", "hulk47_table2_labels"]
 
@@ -72,7 +73,7 @@ def _num(x):
 def _check_nonneg(value, what, where, label):
     # NaN or negative values are not a known defect with a documented fix: refuse.
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{label}: {where}: {what} must be finite and >= 0, got {value!r}")
+        raise InputError(f"{label}: {where}: {what} must be finite and >= 0, got {value!r}")
 
 
 def hulk47(clean: str = "warn") -> nx.Graph:
@@ -128,7 +129,7 @@ def read_paper_files(node_feature_csv, edge_txt, clean: str = "warn", label: str
     label = label or str(node_feature_csv)
     source = _source or f"paper-format files {node_feature_csv}, {edge_txt}"
     if clean not in _CLEAN_MODES:
-        raise ValueError(f"clean must be one of {_CLEAN_MODES}, got {clean!r}")
+        raise InputError(f"clean must be one of {_CLEAN_MODES}, got {clean!r}")
     node_feature_csv, edge_txt = Path(node_feature_csv) if isinstance(node_feature_csv, str) else node_feature_csv, \
         Path(edge_txt) if isinstance(edge_txt, str) else edge_txt
 
@@ -139,7 +140,7 @@ def read_paper_files(node_feature_csv, edge_txt, clean: str = "warn", label: str
     self_loops, duplicates = _read_edges(G, edge_txt, label, defects)
 
     if defects and clean == "error":
-        raise ValueError(f"{label}: {defects[0][0]} ({len(defects)} defects in total; "
+        raise InputError(f"{label}: {defects[0][0]} ({len(defects)} defects in total; "
                          f"pass clean='warn' or clean='quiet' to apply the documented fixes)")
     G.graph["cleaning"] = [fix for _, fix in defects]
 
@@ -154,7 +155,7 @@ def _read_nodes(G: nx.Graph, node_feature_csv, label: str, defects: list) -> lis
     had whitespace around it (stripped; recorded in ``defects``)."""
     rows = list(csv.reader(_read_lines(node_feature_csv)))
     if not rows or [h.strip() for h in rows[0]] != ["node", "City", "Capability", "Memory"]:
-        raise ValueError(f"{label}: unexpected header in node_feature.csv: {rows[:1]!r}")
+        raise InputError(f"{label}: unexpected header in node_feature.csv: {rows[:1]!r}")
     stripped = []
     for lineno, row in enumerate(rows[1:], start=2):
         if not row:
@@ -163,10 +164,10 @@ def _read_nodes(G: nx.Graph, node_feature_csv, label: str, defects: list) -> lis
             node, city, capability, memory = row
             node, capability, memory = int(node), float(capability), float(memory)
         except ValueError:
-            raise ValueError(f"{label}: node_feature.csv line {lineno}: expected 'node,City,Capability,Memory', "
+            raise InputError(f"{label}: node_feature.csv line {lineno}: expected 'node,City,Capability,Memory', "
                              f"got {row!r}") from None
         if node != G.number_of_nodes():
-            raise ValueError(f"{label}: node_feature.csv line {lineno}: expected node id {G.number_of_nodes()}, got {node}")
+            raise InputError(f"{label}: node_feature.csv line {lineno}: expected node id {G.number_of_nodes()}, got {node}")
         region = city.strip()
         if region != city:
             stripped.append(node)
@@ -176,7 +177,7 @@ def _read_nodes(G: nx.Graph, node_feature_csv, label: str, defects: list) -> lis
         _check_nonneg(memory, "Memory", f"node_feature.csv line {lineno}", label)
         G.add_node(node, region=region, capability=capability, memory_gb=memory)
     if G.number_of_nodes() == 0:
-        raise ValueError(f"{label}: empty cluster: node_feature.csv has no machines")
+        raise InputError(f"{label}: empty cluster: node_feature.csv has no machines")
     return stripped
 
 
@@ -192,10 +193,10 @@ def _read_edges(G: nx.Graph, edge_txt, label: str, defects: list) -> tuple:
             src, dst, weight = line.split()
             u, v, latency = int(src), int(dst), float(weight)
         except ValueError:
-            raise ValueError(f"{label}: edge.txt line {lineno}: expected 'src dst latency', got {line!r}") from None
+            raise InputError(f"{label}: edge.txt line {lineno}: expected 'src dst latency', got {line!r}") from None
         for n in (u, v):
             if n not in G:
-                raise ValueError(f"{label}: edge.txt line {lineno}: unknown node id {n}")
+                raise InputError(f"{label}: edge.txt line {lineno}: unknown node id {n}")
         _check_nonneg(latency, "latency", f"edge.txt line {lineno}", label)
         if u == v:
             self_loops.append(u)

@@ -12,6 +12,7 @@ from . import _core
 from ._checks import as_labels, as_mask, is_int, is_real
 from ._device import check_device
 from .graph import Graph
+from .errors import InputError, InputTypeError, NotFittedError
 
 
 class GNN:
@@ -50,16 +51,16 @@ class GNN:
                  edge_pool: bool = True, dropout: float = 0.0, gcn_edge_weights: bool = False,
                  standardize: bool = True, seed: int = 0, device: str = "cpu"):
         if not is_int(num_classes) or num_classes < 2:
-            raise ValueError(f"num_classes must be an integer >= 2, got {num_classes!r}")
+            raise InputError(f"num_classes must be an integer >= 2, got {num_classes!r}")
         hidden = [hidden] if isinstance(hidden, (int, np.integer)) else list(hidden)
         if not hidden or any(not is_int(h) or h < 1 for h in hidden):
-            raise ValueError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
+            raise InputError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
         if pooling not in ("sum", "mean"):
-            raise ValueError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
+            raise InputError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
         if not is_real(dropout) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+            raise InputError(f"dropout must be in [0, 1), got {dropout!r}")
         if not is_int(seed) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            raise InputError(f"seed must be a non-negative integer, got {seed!r}")
         self.device = check_device(device)
         self._options = dict(num_classes=int(num_classes), hidden=[int(h) for h in hidden], pooling=pooling,
                              edge_pool=bool(edge_pool), per_edge_reference=False,
@@ -98,12 +99,12 @@ class GNN:
         g, labels, train_mask, val_mask = self._training_inputs(graph, labels, train_mask, val_mask)
         for name, value, check in (("epochs", epochs, lambda v: v >= 1), ("patience", patience, lambda v: v >= 0)):
             if not is_int(value) or not check(value):
-                raise ValueError(f"{name} must be a {'positive' if name == 'epochs' else 'non-negative'} "
+                raise InputError(f"{name} must be a {'positive' if name == 'epochs' else 'non-negative'} "
                                  f"integer, got {value!r}")
         for name, value in (("lr", lr), ("weight_decay", weight_decay)):
             if not is_real(value) or not math.isfinite(value) or value < 0 or (
                     name == "lr" and value == 0):
-                raise ValueError(f"{name} must be a {'positive' if name == 'lr' else 'non-negative'} number, "
+                raise InputError(f"{name} must be a {'positive' if name == 'lr' else 'non-negative'} number, "
                                  f"got {value!r}")
         self._build(g)
         self._check_graph(g)
@@ -142,7 +143,7 @@ class GNN:
         """Sets the z-score statistics of the features from ``graph`` (for mini-batch training,
         a graph representative of the whole training set; builds the model if needed)."""
         if not isinstance(graph, Graph):
-            raise TypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
+            raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
         self._build(graph)
         self._model.fit_scaler(graph._g)
 
@@ -150,7 +151,7 @@ class GNN:
         """One optimiser step on ``graph`` (usually a :meth:`Graph.batch` of several graphs).
         Returns the batch's ``loss`` and ``acc`` before the step."""
         if not isinstance(graph, Graph):
-            raise TypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
+            raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
         self._build(graph)
         n = graph.num_nodes
         labels = as_labels(labels, "labels", n, self._options["num_classes"])
@@ -178,7 +179,7 @@ class GNN:
         elif isinstance(graph, Graph):
             g = graph
         else:
-            raise TypeError(f"graph must be a hulk.Graph or a list of them, got {type(graph).__name__}")
+            raise InputTypeError(f"graph must be a hulk.Graph or a list of them, got {type(graph).__name__}")
         n = g.num_nodes
         if isinstance(labels, Mapping):
             labels = _labels_from_mapping(labels, g)
@@ -186,7 +187,7 @@ class GNN:
         train = (labels >= 0).astype(np.uint8) if train_mask is None else as_mask(train_mask, "train_mask", n)
         val = np.zeros(0, np.uint8) if val_mask is None else as_mask(val_mask, "val_mask", n)
         if not (train.astype(bool) & (labels >= 0)).any():
-            raise ValueError("no labelled node (label >= 0) in the training mask")
+            raise InputError("no labelled node (label >= 0) in the training mask")
         return g, labels, train, val
 
     # -- inference -----------------------------------------------------------------------------
@@ -205,16 +206,16 @@ class GNN:
 
     def _fitted_model(self, graph):
         if self._model is None:
-            raise RuntimeError("this GNN has not been fitted yet: call fit() or GNN.load() first")
+            raise NotFittedError("this GNN has not been fitted yet: call fit() or GNN.load() first")
         if not isinstance(graph, Graph):
-            raise TypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
+            raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
         self._check_graph(graph)
         return self._model
 
     def _check_graph(self, g: Graph) -> None:
         cfg = self._model.config
         if g.num_node_features != cfg["in_features"] or g.num_edge_features != cfg["edge_features"]:
-            raise ValueError(f"graph has {g.num_node_features} node and {g.num_edge_features} edge features; "
+            raise InputError(f"graph has {g.num_node_features} node and {g.num_edge_features} edge features; "
                              f"this model was built for {cfg['in_features']} and {cfg['edge_features']}")
 
     # -- persistence and introspection ---------------------------------------------------------
@@ -224,9 +225,9 @@ class GNN:
         through a temporary file in the same folder and a rename: a failed save leaves the
         previous file intact."""
         if self._model is None:
-            raise RuntimeError("nothing to save: this GNN has not been fitted yet")
+            raise NotFittedError("nothing to save: this GNN has not been fitted yet")
         if not os.fspath(path):
-            raise ValueError("GNN.save: the path is empty")
+            raise InputError("GNN.save: the path is empty")
         self._model.save(os.fspath(path))
 
     @classmethod
@@ -258,13 +259,13 @@ class GNN:
     def num_parameters(self) -> int:
         """Number of trainable scalars (requires a fitted or loaded model)."""
         if self._model is None:
-            raise RuntimeError("the parameter count is known once the model is built: call fit() or load()")
+            raise NotFittedError("the parameter count is known once the model is built: call fit() or load()")
         return self._model.num_parameters
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Copies of the weights by name."""
         if self._model is None:
-            raise RuntimeError("this GNN has not been fitted yet")
+            raise NotFittedError("this GNN has not been fitted yet")
         return self._model.parameters()
 
     @property
@@ -282,9 +283,9 @@ def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
     labels = np.full(g.num_nodes, -1, dtype=np.int64)
     for node, cls in mapping.items():
         if node not in index:
-            raise ValueError(f"labels: node {node!r} is not in the graph")
+            raise InputError(f"labels: node {node!r} is not in the graph")
         if not is_int(cls):
-            raise ValueError(f"labels[{node!r}] = {cls!r}: class ids must be integers (-1 for unlabelled)")
+            raise InputError(f"labels[{node!r}] = {cls!r}: class ids must be integers (-1 for unlabelled)")
         labels[index[node]] = cls
     return labels
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _core
 from ._checks import as_matrix, as_vector, is_int
+from .errors import InputError, InputTypeError
 
 
 MAX_NODES = 1 << 24  # 16.8 M nodes: the CSR structures alone then take about 0.5 GB
@@ -44,22 +45,22 @@ class Graph:
                  directed: bool = False, node_ids: Sequence[Hashable] | None = None,
                  node_attrs: Sequence[str] = (), edge_attrs: Sequence[str] = ()):
         if not is_int(num_nodes) or num_nodes <= 0:
-            raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+            raise InputError(f"num_nodes must be a positive integer, got {num_nodes!r}")
         if num_nodes > MAX_NODES:
-            raise ValueError(f"num_nodes = {num_nodes} is more than the {MAX_NODES} nodes a graph may have "
+            raise InputError(f"num_nodes = {num_nodes} is more than the {MAX_NODES} nodes a graph may have "
                              f"(each node costs memory in several CSR structures)")
         num_nodes = int(num_nodes)
         edge_arr = np.asarray(edges)
         if edge_arr.shape in ((0,), (0, 2)):  # [] arrives as float64; an empty list has no dtype to check
             edge_arr = np.zeros((0, 2), np.int64)
         if edge_arr.ndim != 2 or edge_arr.shape[1] != 2:
-            raise ValueError(f"edges: expected shape (M, 2), got {edge_arr.shape}")
+            raise InputError(f"edges: expected shape (M, 2), got {edge_arr.shape}")
         if edge_arr.dtype.kind not in "iu":
-            raise ValueError(f"edges: expected integer node ids, got dtype {edge_arr.dtype}")
+            raise InputError(f"edges: expected integer node ids, got dtype {edge_arr.dtype}")
         edge_arr = edge_arr.astype(np.int64)
         m = edge_arr.shape[0]
         if m > MAX_EDGES:
-            raise ValueError(f"edges: {m} edges is more than the {MAX_EDGES} a graph may have")
+            raise InputError(f"edges: {m} edges is more than the {MAX_EDGES} a graph may have")
         x = np.zeros((num_nodes, 0), np.float32) if node_features is None else as_matrix(
             node_features, "node_features", num_nodes)
         e = np.zeros((m, 0), np.float32) if edge_features is None else as_matrix(edge_features, "edge_features", m)
@@ -68,11 +69,11 @@ class Graph:
         dst = np.ascontiguousarray(edge_arr[:, 1])
         self.node_ids = list(range(num_nodes)) if node_ids is None else list(node_ids)
         if len(self.node_ids) != num_nodes:
-            raise ValueError(f"node_ids: expected {num_nodes} ids, got {len(self.node_ids)}")
+            raise InputError(f"node_ids: expected {num_nodes} ids, got {len(self.node_ids)}")
         if node_ids is not None and len(set(self.node_ids)) != num_nodes:
             seen = set()
             dup = next(v for v in self.node_ids if v in seen or seen.add(v))
-            raise ValueError(f"node_ids: {dup!r} appears more than once; ids must be unique")
+            raise InputError(f"node_ids: {dup!r} appears more than once; ids must be unique")
         self._check_edges(num_nodes, src, dst, w, not directed)
         self._g = _core.engine.Graph(num_nodes, src, dst, x, e, w, not directed)
         self.node_attrs = list(node_attrs)
@@ -83,7 +84,7 @@ class Graph:
             bad = (ids < 0) | (ids >= n)
             if bad.any():
                 i = int(np.argmax(bad))
-                raise ValueError(f"edges[{i}]: {name} node id {ids[i]} is out of range [0, {n})")
+                raise InputError(f"edges[{i}]: {name} node id {ids[i]} is out of range [0, {n})")
         loops, dups = _core.engine.validate_edge_list(n, src, dst, w, undirected)
         problems = []
         if len(loops):
@@ -94,7 +95,7 @@ class Graph:
             kind = "undirected " if undirected else ""
             problems.append(f"{len(dups)} duplicate {kind}edge(s) {shown}")
         if problems:
-            raise ValueError("edges: " + "; ".join(problems) +
+            raise InputError("edges: " + "; ".join(problems) +
                              ". Remove them first: the engine never drops or merges edges silently.")
 
     # -- constructors ----------------------------------------------------------------------
@@ -109,11 +110,11 @@ class Graph:
         or non-numeric one raises ValueError naming the node or edge and the attribute.
         """
         if not isinstance(G, nx.Graph):
-            raise TypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
+            raise InputTypeError(f"G must be a networkx Graph or DiGraph, got {type(G).__name__}")
         if G.is_multigraph():
-            raise ValueError("G is a multigraph; collapse parallel edges first (hulk needs one edge per pair)")
+            raise InputError("G is a multigraph; collapse parallel edges first (hulk needs one edge per pair)")
         if G.number_of_nodes() == 0:
-            raise ValueError("G has no nodes")
+            raise InputError("G has no nodes")
         node_attrs, edge_attrs = list(node_attrs), list(edge_attrs)
         node_ids = list(G.nodes)
         index = {v: i for i, v in enumerate(node_ids)}
@@ -145,10 +146,10 @@ class Graph:
         """Disjoint union of graphs (node ids become (k, original id) for graph k)."""
         graphs = list(graphs)
         if not graphs:
-            raise ValueError("batch: no graphs given")
+            raise InputError("batch: no graphs given")
         for k, g in enumerate(graphs):
             if not isinstance(g, Graph):
-                raise TypeError(f"batch: item {k} is a {type(g).__name__}, not a hulk.Graph")
+                raise InputTypeError(f"batch: item {k} is a {type(g).__name__}, not a hulk.Graph")
         node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
         return Graph._wrap(_core.engine.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
                            graphs[0].edge_attrs)
@@ -181,12 +182,12 @@ class Graph:
 
 def _numeric(data: dict, attr: str, where: str) -> float:
     if attr not in data:
-        raise ValueError(f"{where} has no attribute {attr!r}")
+        raise InputError(f"{where} has no attribute {attr!r}")
     value = data[attr]
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: attribute {attr!r} = {value!r} is not numeric") from None
+        raise InputError(f"{where}: attribute {attr!r} = {value!r} is not numeric") from None
     if not np.isfinite(out):
-        raise ValueError(f"{where}: attribute {attr!r} = {value!r} is not finite")
+        raise InputError(f"{where}: attribute {attr!r} = {value!r} is not finite")
     return out

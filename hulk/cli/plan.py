@@ -14,6 +14,7 @@ from ..plan import cluster_spec, generate, models, report
 from ..plan.learned import LearnedPlanner
 from ..plan.planners import plan, table2_gnn
 from ._args import MAX_GENERATED, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, file_path, integer, real
+from ..errors import InputError
 
 
 def add_parser(sub) -> None:
@@ -87,11 +88,11 @@ def run(args: argparse.Namespace) -> int:
 def _check_arguments(args) -> None:
     """Options that contradict each other, refused before any work."""
     if args.cluster is not None and args.generate is not None:
-        raise ValueError("give --cluster or --generate, not both")
+        raise InputError("give --cluster or --generate, not both")
     if args.model is not None and args.classifier != "learned":
-        raise ValueError(f"--model {args.model!r} has no effect with --classifier {args.classifier}; give one of them")
+        raise InputError(f"--model {args.model!r} has no effect with --classifier {args.classifier}; give one of them")
     if args.model is not None and args.gnn:
-        raise ValueError(f"--model {args.model!r} has no effect with --gnn; give one of them")
+        raise InputError(f"--model {args.model!r} has no effect with --gnn; give one of them")
 
 
 def _cluster(args, status):
@@ -129,13 +130,13 @@ def _check_repairs(args, spec, names):
     """--fail and --add checked against the cluster and the planners; returns --add's
     ``(machine, links)`` or None."""
     if args.fail is not None and not 0 <= args.fail < len(spec):
-        raise ValueError(f"--fail {args.fail}: the cluster has {len(spec)} machines (0-{len(spec) - 1})")
+        raise InputError(f"--fail {args.fail}: the cluster has {len(spec)} machines (0-{len(spec) - 1})")
     add = _load_add(args.add) if args.add is not None else None
     if add is not None and not spec.accepts_new_machines:
-        raise ValueError("--add: a generated cluster (--generate, or a hulk-regional/1 file) does not take new "
+        raise InputError("--add: a generated cluster (--generate, or a hulk-regional/1 file) does not take new "
                          "machines; use an explicit cluster (the bundled one or a hulk-cluster/1 file)")
     if (args.fail is not None or add is not None) and not any(n in ("search", "hulk", "table2") for n in names):
-        raise ValueError(f"--fail/--add repair concurrent plans, but --planner {args.planner} plans jobs one "
+        raise InputError(f"--fail/--add repair concurrent plans, but --planner {args.planner} plans jobs one "
                          "after another; use --planner all, search, hulk or table2")
     return add
 
@@ -149,7 +150,7 @@ def _classifier(args, jobs, default_cluster, status):
         model = LearnedPlanner.load(args.model)
     if args.gnn:
         if not default_cluster or jobs != list(datasets.HULK47_CLASSES):
-            raise ValueError("--gnn trains the classifier on the paper's Table 2 labels: it needs the bundled "
+            raise InputError("--gnn trains the classifier on the paper's Table 2 labels: it needs the bundled "
                              f"cluster and the jobs {', '.join(datasets.HULK47_CLASSES)} in that order")
         status("training the Table 2 GNN")
         model = table2_gnn(args.seed)
@@ -218,18 +219,18 @@ def _load_add(text: str) -> tuple:
         where = f"--add file {text!r}"
     else:
         if not text.lstrip().startswith("{"):
-            raise ValueError(f"--add: {text!r} is neither a file nor a JSON object")
+            raise InputError(f"--add: {text!r} is neither a file nor a JSON object")
         doc = parse_json(text, "--add")
         where = "--add"
     if not isinstance(doc, dict):
-        raise ValueError(f"{where}: expected a JSON object with 'machine' and 'links', got {doc!r:.80}")
+        raise InputError(f"{where}: expected a JSON object with 'machine' and 'links', got {doc!r:.80}")
     machine, links = (doc["machine"], doc.get("links", [])) if "machine" in doc else (doc, [])
     if "machine" in doc and set(doc) - {"machine", "links"}:
-        raise ValueError(f"{where}: unknown keys {sorted(set(doc) - {'machine', 'links'})}; allowed: machine, links")
+        raise InputError(f"{where}: unknown keys {sorted(set(doc) - {'machine', 'links'})}; allowed: machine, links")
     if not isinstance(machine, dict):
-        raise ValueError(f"{where}: 'machine' must be an object, got {machine!r:.80}")
+        raise InputError(f"{where}: 'machine' must be an object, got {machine!r:.80}")
     if not isinstance(links, list) or not all(isinstance(l, dict) for l in links):
-        raise ValueError(f"{where}: 'links' must be a list of objects with 'to' and 'latency_ms', got {links!r:.80}")
+        raise InputError(f"{where}: 'links' must be a list of objects with 'to' and 'latency_ms', got {links!r:.80}")
     return machine, links
 
 
@@ -241,4 +242,4 @@ def _load_cluster(path: str):
             return generate.RegionalCluster.from_dict(doc)
         return cluster_spec.from_json(doc)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"--cluster {path!r}: {exc}") from None
+        raise InputError(f"--cluster {path!r}: {exc}") from None

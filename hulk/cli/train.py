@@ -6,6 +6,7 @@ import argparse
 
 from ..plan.training import make_dataset, train
 from ._args import MAX_EPOCHS, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, file_path, integer, real, widths
+from ..errors import InputError
 
 
 def add_parser(sub) -> None:
@@ -62,7 +63,7 @@ def _sizes(text: str) -> tuple:
     try:
         lo, hi = (int(v) for v in text.split(","))
     except ValueError:
-        raise ValueError(f"--sizes: expected two integers LO,HI, got {text!r}") from None
+        raise InputError(f"--sizes: expected two integers LO,HI, got {text!r}") from None
     if not 2 <= lo <= hi <= 100_000:
-        raise ValueError(f"--sizes {text}: expected 2 <= LO <= HI <= 100000")
+        raise InputError(f"--sizes {text}: expected 2 <= LO <= HI <= 100000")
     return lo, hi

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from ..errors import InputError
 
 __all__ = ["Cluster", "Machines", "cities", "unit_vector"]
 
@@ -39,7 +40,7 @@ def _cities_doc() -> dict:
     # from a source tree whose 'hulk' package is the installed one.
     doc = json.loads((_DATA / "cities.json").read_text(encoding="utf-8"))
     if doc.get("version") != "hulk-cities/1":
-        raise ValueError(f"cities.json: version must be 'hulk-cities/1', got {doc.get('version')!r}")
+        raise InputError(f"cities.json: version must be 'hulk-cities/1', got {doc.get('version')!r}")
     return doc
 
 

@@ -98,6 +98,7 @@ from .. import _core
 from .._checks import is_int, is_real
 from .._io import atomic_write, parse_json, read_json_file
 from .cluster import Cluster, Machines, city_coordinates, explicit_locations, unit_vector
+from ..errors import InputError
 
 __all__ = [
     "BW_FIT_A",
@@ -185,11 +186,11 @@ def gpu_info(name: str) -> dict:
     Raises ``ValueError`` naming the GPU and listing the known names.
     """
     if not isinstance(name, str):
-        raise ValueError(f"gpu must be a string, got {name!r}")
+        raise InputError(f"gpu must be a string, got {name!r}")
     canonical = _gpu_lookup().get(_norm(name))
     if canonical is None:
         known = ", ".join(repr(g["name"]) for g in _gpu_doc()["gpus"])
-        raise ValueError(f"unknown gpu {name!r}; known GPUs: {known} (aliases: see hulk/data/gpus.json)")
+        raise InputError(f"unknown gpu {name!r}; known GPUs: {known} (aliases: see hulk/data/gpus.json)")
     return gpu_table()[canonical]
 
 
@@ -201,7 +202,7 @@ def bandwidth_from_latency(latency_ms):
     """Rule c: bandwidth (Gbps) from latency (ms); scalar or array in, same shape out."""
     lat = np.asarray(latency_ms, dtype=np.float64)
     if np.any(~np.isfinite(lat)) or np.any(lat < 0):
-        raise ValueError(f"latency_ms must be finite and >= 0, got {latency_ms!r}")
+        raise InputError(f"latency_ms must be finite and >= 0, got {latency_ms!r}")
     with np.errstate(divide="ignore"):
         bw = np.where(lat > 0, BW_FIT_A * np.power(np.where(lat > 0, lat, 1.0), -BW_FIT_K), np.inf)
     bw = np.clip(bw, BW_MIN_GBPS, BW_MAX_GBPS)
@@ -255,7 +256,7 @@ def check_printable(text: str, where: str) -> None:
     newlines) are rejected rather than printed raw."""
     bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf")), None)
     if bad is not None:
-        raise ValueError(f"{where} = {text!r} contains the control character {bad!r}; names must be printable")
+        raise InputError(f"{where} = {text!r} contains the control character {bad!r}; names must be printable")
 
 
 def _rule_a(gpu, cap, gpus, mem: float, where: str, i: int, notes: _Notes) -> tuple:
@@ -265,9 +266,9 @@ def _rule_a(gpu, cap, gpus, mem: float, where: str, i: int, notes: _Notes) -> tu
         try:
             info = gpu_info(gpu)
         except ValueError as e:
-            raise ValueError(f"{where}: {e}") from None
+            raise InputError(f"{where}: {e}") from None
         if cap is not None and abs(float(cap) - info["compute_capability"]) > 1e-9:
-            raise ValueError(f"{where}: capability {_g(cap)} does not match gpu {info['name']!r} "
+            raise InputError(f"{where}: capability {_g(cap)} does not match gpu {info['name']!r} "
                              f"(compute capability {_g(info['compute_capability'])})")
         cap = info["compute_capability"] if cap is None else float(cap)
         if gpus is None:
@@ -279,7 +280,7 @@ def _rule_a(gpu, cap, gpus, mem: float, where: str, i: int, notes: _Notes) -> tu
         key = round(cap, 3)
         if key not in CAPABILITY_TO_GPU:
             known = ", ".join(_g(c) for c in sorted(CAPABILITY_TO_GPU))
-            raise ValueError(f"{where}: capability {cap!r} has no representative GPU "
+            raise InputError(f"{where}: capability {cap!r} has no representative GPU "
                              f"(known capabilities: {known}); give 'gpu' explicitly")
         info = gpu_info(CAPABILITY_TO_GPU[key])
         extra = " (not in the paper's GPU list; nearest in time)" if key == 7.5 else ""
@@ -290,7 +291,7 @@ def _rule_a(gpu, cap, gpus, mem: float, where: str, i: int, notes: _Notes) -> tu
                       f"(memory_gb / {_g(info['memory_gb'])} GB; may be fractional: the paper gives only "
                       f"total memory)", "machines", i)
     else:
-        raise ValueError(f"{where}: needs 'gpu' (a GPU type name) or 'capability' (CUDA compute capability)")
+        raise InputError(f"{where}: needs 'gpu' (a GPU type name) or 'capability' (CUDA compute capability)")
     return info, cap, gpus
 
 
@@ -302,27 +303,27 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
 
     region = raw.get("region")
     if not isinstance(region, str) or not region.strip():
-        raise ValueError(f"{where}: region is required and must be a non-empty string, got {region!r}")
+        raise InputError(f"{where}: region is required and must be a non-empty string, got {region!r}")
     check_printable(region, f"{where}: region")
     name = raw.get("name")
     if name not in (None, ""):
         if not isinstance(name, str):
-            raise ValueError(f"{where}: name must be a string, got {type(name).__name__} {name!r}")
+            raise InputError(f"{where}: name must be a string, got {type(name).__name__} {name!r}")
         check_printable(name, f"{where}: name")
     mem = raw.get("memory_gb")
     if mem is None:
-        raise ValueError(f"{where}: memory_gb is required")
+        raise InputError(f"{where}: memory_gb is required")
     if not is_real(mem) or not math.isfinite(mem) or mem <= 0:
-        raise ValueError(f"{where}: memory_gb must be finite and > 0, got {mem!r}")
+        raise InputError(f"{where}: memory_gb must be finite and > 0, got {mem!r}")
     mem = float(mem)
 
     cap = raw.get("capability")
     if cap is not None and (not is_real(cap) or not math.isfinite(cap) or cap <= 0):
-        raise ValueError(f"{where}: capability must be finite and > 0, got {cap!r}")
+        raise InputError(f"{where}: capability must be finite and > 0, got {cap!r}")
     gpu = raw.get("gpu")
     gpus = raw.get("gpus")
     if gpus is not None and (not is_real(gpus) or not math.isfinite(gpus) or gpus <= 0):
-        raise ValueError(f"{where}: gpus must be finite and > 0, got {gpus!r}")
+        raise InputError(f"{where}: gpus must be finite and > 0, got {gpus!r}")
 
     info, cap, gpus = _rule_a(gpu, cap, gpus, mem, where, i, notes)
     gpus = float(gpus)
@@ -335,7 +336,7 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
         notes.add(f"rule b: tflops = gpus x {_g(info['training_peak_tflops'])} TFLOPS ({info['name']} {basis}) "
                   f"x utilisation {_g(utilisation)}", "machines", i)
     elif not is_real(tflops) or not math.isfinite(tflops) or tflops <= 0:
-        raise ValueError(f"{where}: tflops must be finite and > 0, got {tflops!r}")
+        raise InputError(f"{where}: tflops must be finite and > 0, got {tflops!r}")
 
     return {
         "name": raw["name"] if raw.get("name") not in (None, "") else str(i),
@@ -373,8 +374,8 @@ def _resolve_link(raw: dict, j: int, notes: _Notes, derive: bool = True, rule_c:
     if lat is None or not is_real(lat) or not math.isfinite(lat) or lat < 0:
         where = f"link {j} ({raw.get('a')!r}-{raw.get('b')!r})"
         if lat is None:
-            raise ValueError(f"{where}: latency_ms is required")
-        raise ValueError(f"{where}: latency_ms must be finite and >= 0, got {lat!r}")
+            raise InputError(f"{where}: latency_ms is required")
+        raise InputError(f"{where}: latency_ms must be finite and >= 0, got {lat!r}")
     bw = raw.get("bandwidth_gbps")
     derived = raw.get("bandwidth_derived")
     if bw is None:
@@ -434,76 +435,76 @@ class ClusterSpec(Cluster):
     def validate(self) -> None:
         """Check every field; raise ``ValueError`` naming the field, machine/link and value."""
         if self.missing_links not in _MISSING_RULES:
-            raise ValueError(f"missing_links must be one of {_MISSING_RULES}, got {self.missing_links!r}")
+            raise InputError(f"missing_links must be one of {_MISSING_RULES}, got {self.missing_links!r}")
         if not isinstance(self.machines, list) or not self.machines:
-            raise ValueError("empty cluster: machines must be a non-empty list")
+            raise InputError("empty cluster: machines must be a non-empty list")
         if not isinstance(self.notes, list) or not all(isinstance(s, str) for s in self.notes):
-            raise ValueError("notes must be a list of strings")
+            raise InputError("notes must be a list of strings")
         names = {}
         for i, m in enumerate(self.machines):
             if not isinstance(m, dict):
-                raise ValueError(f"machine {i}: expected a dict, got {type(m).__name__}")
+                raise InputError(f"machine {i}: expected a dict, got {type(m).__name__}")
             extra = set(m) - set(_MACHINE_KEYS)
             missing = [k for k in _MACHINE_KEYS if k not in m]
             if extra or missing:
-                raise ValueError(f"machine {i}: keys must be {list(_MACHINE_KEYS)}; "
+                raise InputError(f"machine {i}: keys must be {list(_MACHINE_KEYS)}; "
                                  f"unknown {sorted(extra)}, missing {missing}")
             name = m["name"]
             where = f"machine {i} ({name!r})"
             if not isinstance(name, str) or not name:
-                raise ValueError(f"machine {i}: name must be a non-empty string, got {name!r}")
+                raise InputError(f"machine {i}: name must be a non-empty string, got {name!r}")
             if name in names:
-                raise ValueError(f"{where}: duplicate machine name (also machine {names[name]})")
+                raise InputError(f"{where}: duplicate machine name (also machine {names[name]})")
             names[name] = i
             if not isinstance(m["region"], str) or not m["region"].strip():
-                raise ValueError(f"{where}: region must be a non-empty string, got {m['region']!r}")
+                raise InputError(f"{where}: region must be a non-empty string, got {m['region']!r}")
             for key, lo, hi in (("lat", -90, 90), ("lon", -180, 180)):
                 v = m[key]
                 if v is not None and (not is_real(v) or not math.isfinite(v) or not lo <= v <= hi):
-                    raise ValueError(f"{where}: {key} must be None or a number in [{lo}, {hi}], got {v!r}")
+                    raise InputError(f"{where}: {key} must be None or a number in [{lo}, {hi}], got {v!r}")
             for key in ("memory_gb", "tflops", "gpus", "capability"):
                 v = m[key]
                 if key in ("gpus", "capability") and v is None:
                     continue
                 if not is_real(v) or not math.isfinite(v) or v <= 0:
-                    raise ValueError(f"{where}: {key} must be finite and > 0, got {v!r}")
+                    raise InputError(f"{where}: {key} must be finite and > 0, got {v!r}")
             if m["gpu"] is not None:
                 try:
                     gpu_info(m["gpu"])
                 except ValueError as e:
-                    raise ValueError(f"{where}: {e}") from None
+                    raise InputError(f"{where}: {e}") from None
         n = len(self.machines)
         seen = {}
         link_keys = set(_LINK_KEYS)
         isfinite = math.isfinite
         for j, l in enumerate(self.links):
             if type(l) is not dict and not isinstance(l, dict):
-                raise ValueError(f"link {j}: expected a dict, got {type(l).__name__}")
+                raise InputError(f"link {j}: expected a dict, got {type(l).__name__}")
             if l.keys() != link_keys:
                 extra = set(l) - link_keys
                 missing = [k for k in _LINK_KEYS if k not in l]
-                raise ValueError(f"link {j}: keys must be {list(_LINK_KEYS)}; unknown {sorted(extra)}, missing {missing}")
+                raise InputError(f"link {j}: keys must be {list(_LINK_KEYS)}; unknown {sorted(extra)}, missing {missing}")
             a, b = l["a"], l["b"]
             if not (type(a) is int and type(b) is int and 0 <= a < n and 0 <= b < n):  # fast path first
                 where = f"link {j} ({a!r}-{b!r})"
                 for end in (a, b):
                     if not is_int(end) or not 0 <= end < n:
-                        raise ValueError(f"{where}: unknown machine index {end!r} (the cluster has machines "
+                        raise InputError(f"{where}: unknown machine index {end!r} (the cluster has machines "
                                          f"0..{n - 1})")
             if a == b:
-                raise ValueError(f"link {j} ({a!r}-{b!r}): self loop on machine {a}")
+                raise InputError(f"link {j} ({a!r}-{b!r}): self loop on machine {a}")
             pair = (a, b) if a < b else (b, a)
             if pair in seen:
-                raise ValueError(f"link {j} ({a!r}-{b!r}): duplicate link between machines {pair[0]} and {pair[1]} "
+                raise InputError(f"link {j} ({a!r}-{b!r}): duplicate link between machines {pair[0]} and {pair[1]} "
                                  f"(also link {seen[pair]})")
             seen[pair] = j
             lat, bw = l["latency_ms"], l["bandwidth_gbps"]
             if not is_real(lat) or not isfinite(lat) or lat < 0:
-                raise ValueError(f"link {j} ({a!r}-{b!r}): latency_ms must be finite and >= 0, got {lat!r}")
+                raise InputError(f"link {j} ({a!r}-{b!r}): latency_ms must be finite and >= 0, got {lat!r}")
             if not is_real(bw) or not isfinite(bw) or bw <= 0:
-                raise ValueError(f"link {j} ({a!r}-{b!r}): bandwidth_gbps must be finite and > 0, got {bw!r}")
+                raise InputError(f"link {j} ({a!r}-{b!r}): bandwidth_gbps must be finite and > 0, got {bw!r}")
             if type(l["bandwidth_derived"]) is not bool:
-                raise ValueError(f"link {j} ({a!r}-{b!r}): bandwidth_derived must be a bool, "
+                raise InputError(f"link {j} ({a!r}-{b!r}): bandwidth_derived must be a bool, "
                                  f"got {l['bandwidth_derived']!r}")
 
     # -- views -------------------------------------------------------------------------------
@@ -524,9 +525,9 @@ class ClusterSpec(Cluster):
         recomputed, earlier notes keep the indices of the cluster they were made for."""
         n = len(self.machines)
         if not is_int(i) or not 0 <= i < n:
-            raise ValueError(f"without: machine must be an index in [0, {n}), got {i!r}")
+            raise InputError(f"without: machine must be an index in [0, {n}), got {i!r}")
         if n == 1:
-            raise ValueError("without: removing the only machine would leave an empty cluster")
+            raise InputError("without: removing the only machine would leave an empty cluster")
         i = int(i)
         machines = [dict(m) for k, m in enumerate(self.machines) if k != i]
         links, dropped = [], 0
@@ -550,12 +551,12 @@ class ClusterSpec(Cluster):
         ``bandwidth_gbps``. Rules a-c fill in what is absent and are recorded in ``notes``.
         """
         if not isinstance(machine, dict):
-            raise ValueError(f"with_machine: machine must be a dict, got {type(machine).__name__}")
+            raise InputError(f"with_machine: machine must be a dict, got {type(machine).__name__}")
         utilisation = _check_utilisation(utilisation)
         n = len(self.machines)
         extra = set(machine) - set(_MACHINE_KEYS)
         if extra:
-            raise ValueError(f"with_machine: unknown machine keys {sorted(extra)}; allowed: {list(_MACHINE_KEYS)}")
+            raise InputError(f"with_machine: unknown machine keys {sorted(extra)}; allowed: {list(_MACHINE_KEYS)}")
         raw = {k: machine.get(k) for k in _MACHINE_KEYS}
         if raw["name"] is None:
             raw["name"] = str(n)
@@ -565,14 +566,14 @@ class ClusterSpec(Cluster):
         new_links = []
         for j, l in enumerate(links):
             if not isinstance(l, dict):
-                raise ValueError(f"with_machine: link {j} must be a dict, got {l!r}")
+                raise InputError(f"with_machine: link {j} must be a dict, got {l!r}")
             extra = set(l) - {"to", "latency_ms", "bandwidth_gbps", "bandwidth_derived"}
             if extra or "to" not in l:
-                raise ValueError(f"with_machine: link {j}: keys are 'to', 'latency_ms', optional 'bandwidth_gbps'; "
+                raise InputError(f"with_machine: link {j}: keys are 'to', 'latency_ms', optional 'bandwidth_gbps'; "
                                  f"got {sorted(l)}")
             to = by_name.get(l["to"], l["to"]) if isinstance(l["to"], str) else l["to"]
             if isinstance(to, str):
-                raise ValueError(f"with_machine: link {j}: 'to' = {to!r} is not a machine name")
+                raise InputError(f"with_machine: link {j}: 'to' = {to!r} is not a machine name")
             new_links.append(_resolve_link({"a": to, "b": n, "latency_ms": l.get("latency_ms"),
                                             "bandwidth_gbps": l.get("bandwidth_gbps"),
                                             "bandwidth_derived": l.get("bandwidth_derived")},
@@ -692,7 +693,7 @@ class ClusterSpec(Cluster):
 
 def _check_utilisation(u):
     if not is_real(u) or not math.isfinite(u) or not 0 < u <= 1:
-        raise ValueError(f"utilisation must be in (0, 1], got {u!r}")
+        raise InputError(f"utilisation must be in (0, 1], got {u!r}")
     return float(u)
 
 
@@ -700,9 +701,9 @@ def _build(raw_machines, raw_links, missing_links, utilisation, notes=()):
     """Apply the rules to raw machine/link dicts (links with integer indices) and validate."""
     utilisation = _check_utilisation(utilisation)
     if missing_links not in _MISSING_RULES:
-        raise ValueError(f"missing_links must be one of {_MISSING_RULES}, got {missing_links!r}")
+        raise InputError(f"missing_links must be one of {_MISSING_RULES}, got {missing_links!r}")
     if not raw_machines:
-        raise ValueError("empty cluster: no machines")
+        raise InputError("empty cluster: no machines")
     col = _Notes(notes)
     machines = [_resolve_machine(m, i, utilisation, col) for i, m in enumerate(raw_machines)]
     links = _resolve_links(raw_links, col)
@@ -728,12 +729,12 @@ def from_networkx(G: nx.Graph, *, missing_links: str | None = None, utilisation:
     over. Rules a-d of the module docstring fill in what is absent.
     """
     if not isinstance(G, nx.Graph):
-        raise ValueError(f"expected a networkx.Graph, got {type(G).__name__}")
+        raise InputError(f"expected a networkx.Graph, got {type(G).__name__}")
     if G.is_directed() or G.is_multigraph():
-        raise ValueError("expected an undirected simple networkx.Graph (links are undirected; "
+        raise InputError("expected an undirected simple networkx.Graph (links are undirected; "
                          "convert with nx.Graph(G) after checking that both directions agree)")
     if G.number_of_nodes() == 0:
-        raise ValueError("empty cluster: the graph has no nodes")
+        raise InputError("empty cluster: the graph has no nodes")
     nodes = list(G.nodes)
     index = {v: i for i, v in enumerate(nodes)}
     raw_machines = []
@@ -746,7 +747,7 @@ def from_networkx(G: nx.Graph, *, missing_links: str | None = None, utilisation:
     raw_links = []
     for j, (u, v, attrs) in enumerate(G.edges(data=True)):
         if u == v:
-            raise ValueError(f"link {j} ({u!r}-{v!r}): self loop on node {u!r}")
+            raise InputError(f"link {j} ({u!r}-{v!r}): self loop on node {u!r}")
         raw_links.append({"a": index[u], "b": index[v], "latency_ms": attrs.get("latency_ms"),
                           "bandwidth_gbps": attrs.get("bandwidth_gbps"),
                           "bandwidth_derived": attrs.get("bandwidth_derived")})
@@ -768,27 +769,27 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
         else:
             doc = read_json_file(s, "cluster file")
     else:
-        raise ValueError(f"from_json expects a path, JSON text or a dict, got {type(path_or_dict).__name__}")
+        raise InputError(f"from_json expects a path, JSON text or a dict, got {type(path_or_dict).__name__}")
     if not isinstance(doc, dict):
-        raise ValueError("cluster JSON: the top level must be an object")
+        raise InputError("cluster JSON: the top level must be an object")
     allowed = {"version", "missing_links", "utilisation", "notes", "machines", "links"}
     if set(doc) - allowed:
-        raise ValueError(f"cluster JSON: unknown top-level keys {sorted(set(doc) - allowed)}; allowed: {sorted(allowed)}")
+        raise InputError(f"cluster JSON: unknown top-level keys {sorted(set(doc) - allowed)}; allowed: {sorted(allowed)}")
     if doc.get("version") != SCHEMA_VERSION:
-        raise ValueError(f"cluster JSON: version must be {SCHEMA_VERSION!r}, got {doc.get('version')!r}")
+        raise InputError(f"cluster JSON: version must be {SCHEMA_VERSION!r}, got {doc.get('version')!r}")
     machines = doc.get("machines")
     if not isinstance(machines, list) or not machines:
-        raise ValueError("empty cluster: cluster JSON 'machines' must be a non-empty list")
+        raise InputError("empty cluster: cluster JSON 'machines' must be a non-empty list")
     links = doc.get("links", [])
     if not isinstance(links, list):
-        raise ValueError("cluster JSON: 'links' must be a list")
+        raise InputError("cluster JSON: 'links' must be a list")
     raw_machines = []
     for i, m in enumerate(machines):
         if not isinstance(m, dict):
-            raise ValueError(f"machine {i}: expected an object, got {m!r}")
+            raise InputError(f"machine {i}: expected an object, got {m!r}")
         extra = set(m) - set(_MACHINE_KEYS)
         if extra:
-            raise ValueError(f"machine {i}: unknown keys {sorted(extra)}; allowed: {list(_MACHINE_KEYS)}")
+            raise InputError(f"machine {i}: unknown keys {sorted(extra)}; allowed: {list(_MACHINE_KEYS)}")
         raw = {k: m.get(k) for k in _MACHINE_KEYS}
         if raw["name"] is None:
             raw["name"] = str(i)
@@ -799,22 +800,22 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
     raw_links = []
     for j, l in enumerate(links):
         if not isinstance(l, dict):
-            raise ValueError(f"link {j}: expected an object, got {l!r}")
+            raise InputError(f"link {j}: expected an object, got {l!r}")
         extra = set(l) - set(_LINK_KEYS)
         if extra:
-            raise ValueError(f"link {j}: unknown keys {sorted(extra)}; allowed: {list(_LINK_KEYS)}")
+            raise InputError(f"link {j}: unknown keys {sorted(extra)}; allowed: {list(_LINK_KEYS)}")
         raw = {k: l.get(k) for k in _LINK_KEYS}
         for end in ("a", "b"):
             if isinstance(raw[end], str):
                 if raw[end] not in by_name:
-                    raise ValueError(f"link {j}: {end} = {raw[end]!r} is not a machine name")
+                    raise InputError(f"link {j}: {end} = {raw[end]!r} is not a machine name")
                 raw[end] = by_name[raw[end]]
         raw_links.append(raw)
     if utilisation is None:
         utilisation = doc.get("utilisation", DEFAULT_UTILISATION)
     notes = doc.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(s, str) for s in notes):
-        raise ValueError("cluster JSON: 'notes' must be a list of strings")
+        raise InputError("cluster JSON: 'notes' must be a list of strings")
     return _build(raw_machines, raw_links, doc.get("missing_links", "route"), utilisation, notes)
 
 

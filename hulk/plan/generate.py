@@ -80,6 +80,7 @@ from .._checks import is_int, is_real
 from .._io import atomic_write, parse_json, read_json_file
 from . import cluster_spec
 from .cluster import Cluster, Machines, cities, unit_vector
+from ..errors import InputError
 
 __all__ = [
     "ACCESS_MS_HIGH",
@@ -192,13 +193,13 @@ def _least_absolute_deviations(design: np.ndarray, y: np.ndarray, iterations: in
 def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
     if not is_int(value) or value < lo or (hi is not None and value > hi):
         rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise ValueError(f"{name} must be an int {rng}, got {value!r}")
+        raise InputError(f"{name} must be an int {rng}, got {value!r}")
     return int(value)
 
 
 def _check_missing_rule(value) -> str:
     if value not in _MISSING_RULES:
-        raise ValueError(f"missing_links must be one of {_MISSING_RULES}, got {value!r}")
+        raise InputError(f"missing_links must be one of {_MISSING_RULES}, got {value!r}")
     return value
 
 
@@ -227,18 +228,18 @@ def _as_array(name: str, value, dtype) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as e:
-        raise ValueError(f"{name}: cannot convert to an array ({e})") from None
+        raise InputError(f"{name}: cannot convert to an array ({e})") from None
     if dtype is np.bool_:
         if arr.dtype != np.bool_ and arr.size:
-            raise ValueError(f"{name} must be booleans, got dtype {arr.dtype}")
+            raise InputError(f"{name} must be booleans, got dtype {arr.dtype}")
         return arr.astype(np.bool_)
     if arr.size and not (np.issubdtype(arr.dtype, np.number) and not np.issubdtype(arr.dtype, np.complexfloating)):
-        raise ValueError(f"{name} must be numbers, got dtype {arr.dtype}")
+        raise InputError(f"{name} must be numbers, got dtype {arr.dtype}")
     if dtype is np.int64 and arr.size and not np.issubdtype(arr.dtype, np.integer):
         bad = ~np.isfinite(arr) | (arr != np.round(arr)) if np.issubdtype(arr.dtype, np.floating) else None
         if bad is None or bad.any():
             k = int(np.flatnonzero(bad)[0]) if bad is not None else 0
-            raise ValueError(f"{name} must be integers, got {arr.ravel()[k]!r} at index {k}")
+            raise InputError(f"{name} must be integers, got {arr.ravel()[k]!r} at index {k}")
     return arr.astype(dtype)
 
 
@@ -246,7 +247,7 @@ def _first_bad(name: str, bad: np.ndarray, arr: np.ndarray, what: str):
     if bad.any():
         k = tuple(int(v) for v in np.argwhere(bad)[0])
         at = k[0] if len(k) == 1 else list(k)
-        raise ValueError(f"{name} must be {what}, got {arr[k]!r} at {at}")
+        raise InputError(f"{name} must be {what}, got {arr[k]!r} at {at}")
 
 
 @dataclass(eq=False)
@@ -287,18 +288,18 @@ class RegionalCluster(Cluster):
         R, G = self._check_names("region_names"), self._check_names("gpu_names")
         for g in self.gpu_names:
             if cluster_spec.gpu_info(g)["name"] != g:
-                raise ValueError(f"gpu_names: {g!r} must be a canonical name of hulk/data/gpus.json "
+                raise InputError(f"gpu_names: {g!r} must be a canonical name of hulk/data/gpus.json "
                                  f"({cluster_spec.gpu_info(g)['name']!r})")
         N = len(self.region)
         if N < 1:
-            raise ValueError("region: the cluster must have at least one machine")
+            raise InputError("region: the cluster must have at least one machine")
         shapes = {"R": (R,), "RR": (R, R), "N": (N,)}
         for name, (dtype, kind) in _ARRAYS.items():
             arr = getattr(self, name)
             if not isinstance(arr, np.ndarray) or arr.dtype != dtype:
-                raise ValueError(f"{name} must be a numpy array of {np.dtype(dtype)}, got {type(arr).__name__}")
+                raise InputError(f"{name} must be a numpy array of {np.dtype(dtype)}, got {type(arr).__name__}")
             if arr.shape != shapes[kind]:
-                raise ValueError(f"{name} must have shape {shapes[kind]}, got {arr.shape}")
+                raise InputError(f"{name} must have shape {shapes[kind]}, got {arr.shape}")
             if dtype is np.float64:
                 _first_bad(name, ~np.isfinite(arr), arr, "finite")
         _first_bad("region_lat", np.abs(self.region_lat) > 90, self.region_lat, "in [-90, 90]")
@@ -319,14 +320,14 @@ class RegionalCluster(Cluster):
     def _check_names(self, field_name: str) -> int:
         names = getattr(self, field_name)
         if not names:
-            raise ValueError(f"{field_name} must be a non-empty list of strings")
+            raise InputError(f"{field_name} must be a non-empty list of strings")
         seen = set()
         for k, s in enumerate(names):
             if not isinstance(s, str) or not s.strip():
-                raise ValueError(f"{field_name}[{k}] must be a non-empty string, got {s!r}")
+                raise InputError(f"{field_name}[{k}] must be a non-empty string, got {s!r}")
             cluster_spec.check_printable(s, f"{field_name}[{k}]")
             if s in seen:
-                raise ValueError(f"{field_name}[{k}]: duplicate name {s!r}")
+                raise InputError(f"{field_name}[{k}]: duplicate name {s!r}")
             seen.add(s)
         return len(names)
 
@@ -371,7 +372,7 @@ class RegionalCluster(Cluster):
         i, j = np.asarray(i), np.asarray(j)
         for name, x in (("i", i), ("j", j)):
             if x.size and not np.issubdtype(x.dtype, np.integer):
-                raise ValueError(f"{name} must be integer machine indices, got dtype {x.dtype}")
+                raise InputError(f"{name} must be integer machine indices, got dtype {x.dtype}")
             _first_bad(name, (x < 0) | (x >= len(self)), x, f"a machine index in [0, {len(self)})")
         i, j = np.broadcast_arrays(i.astype(np.int64), j.astype(np.int64))
         _first_bad("i", i == j, i, "different from j (a machine has no link to itself)")
@@ -468,20 +469,20 @@ class RegionalCluster(Cluster):
     def with_machine(self, machine: dict, links=()) -> "RegionalCluster":
         """Not supported: a generated cluster's network follows from its regions, so it does not
         take machines with their own links; use an explicit cluster (:meth:`to_spec`)."""
-        raise ValueError("a generated cluster (hulk-regional/1) does not take new machines; use an explicit "
+        raise InputError("a generated cluster (hulk-regional/1) does not take new machines; use an explicit "
                          "cluster (a hulk-cluster/1 spec, e.g. RegionalCluster.to_spec())")
 
     def to_networkx(self):
         """Not supported: a generated cluster has no explicit links (its pairs follow from its
         regions); ``to_spec().to_networkx()`` expands a small one."""
-        raise ValueError("a generated cluster has no explicit links (its machine pairs follow from its regions); "
+        raise InputError("a generated cluster has no explicit links (its machine pairs follow from its regions); "
                          "expand a small one with to_spec(), or use a LearnedPlanner for generated clusters")
 
     def without(self, i: int) -> "RegionalCluster":
         """A copy without machine ``i`` (indices above it shift down by one)."""
         n = len(self)
         if not is_int(i) or not 0 <= i < n:
-            raise ValueError(f"machine must be an index in [0, {n}), got {i!r}")
+            raise InputError(f"machine must be an index in [0, {n}), got {i!r}")
         keep = np.arange(n) != i
         kw = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("region", "access_ms", "gpu", "gpus", "memory_gb", "tflops"):
@@ -495,7 +496,7 @@ class RegionalCluster(Cluster):
         max_machines = _check_int("max_machines", max_machines, 1)
         n = len(self)
         if n > max_machines:
-            raise ValueError(f"to_spec: {n} machines exceed max_machines={max_machines}: an explicit spec "
+            raise InputError(f"to_spec: {n} machines exceed max_machines={max_machines}: an explicit spec "
                              f"holds one link dict per connected pair, up to {n * (n - 1) // 2:,} here; "
                              f"use the regional arrays or sample_links() instead, or raise max_machines")
         names = self.machine_names()
@@ -531,13 +532,13 @@ class RegionalCluster(Cluster):
     @classmethod
     def from_dict(cls, d: dict) -> "RegionalCluster":
         if not isinstance(d, dict):
-            raise ValueError(f"regional cluster: expected a dict, got {type(d).__name__}")
+            raise InputError(f"regional cluster: expected a dict, got {type(d).__name__}")
         if d.get("version") != SCHEMA_VERSION:
-            raise ValueError(f"regional cluster: version must be {SCHEMA_VERSION!r}, got {d.get('version')!r}")
+            raise InputError(f"regional cluster: version must be {SCHEMA_VERSION!r}, got {d.get('version')!r}")
         names = [f.name for f in fields(cls)]
         extra = sorted(set(d) - set(names) - {"version"})
         if extra:
-            raise ValueError(f"regional cluster: unknown keys {extra}; allowed: {names}")
+            raise InputError(f"regional cluster: unknown keys {extra}; allowed: {names}")
         return cls(**{k: v for k, v in d.items() if k != "version"})
 
     def to_json(self, path=None) -> str:
@@ -554,7 +555,7 @@ class RegionalCluster(Cluster):
                 and not os.path.exists(path_or_text)):  # a file name may begin with "{" too
             return cls.from_dict(parse_json(path_or_text, "regional cluster JSON text"))
         if not isinstance(path_or_text, (str, os.PathLike)):
-            raise ValueError(f"from_json expects a path or JSON text, got {type(path_or_text).__name__}")
+            raise InputError(f"from_json expects a path or JSON text, got {type(path_or_text).__name__}")
         return cls.from_dict(read_json_file(path_or_text, "regional cluster file"))
 
     def summary(self) -> str:
@@ -603,21 +604,21 @@ def _resolve_gpu_mix(gpu_mix) -> tuple[list, np.ndarray]:
         names = list(cluster_spec.gpu_table())
         return names, np.full(len(names), 1.0 / len(names))
     if not isinstance(gpu_mix, dict) or not gpu_mix:
-        raise ValueError(f"gpu_mix must be a non-empty dict of GPU name -> weight, got {gpu_mix!r}")
+        raise InputError(f"gpu_mix must be a non-empty dict of GPU name -> weight, got {gpu_mix!r}")
     weights = {}
     for name, w in gpu_mix.items():
         try:
             canonical = cluster_spec.gpu_info(name)["name"]
         except ValueError as e:
-            raise ValueError(f"gpu_mix: {e}") from None
+            raise InputError(f"gpu_mix: {e}") from None
         if not is_real(w) or not math.isfinite(w) or w < 0:
-            raise ValueError(f"gpu_mix[{name!r}] must be a finite weight >= 0, got {w!r}")
+            raise InputError(f"gpu_mix[{name!r}] must be a finite weight >= 0, got {w!r}")
         if canonical in weights:
-            raise ValueError(f"gpu_mix: {name!r} names {canonical!r} a second time")
+            raise InputError(f"gpu_mix: {name!r} names {canonical!r} a second time")
         weights[canonical] = float(w)
     order = [g for g in cluster_spec.gpu_table() if weights.get(g, 0.0) > 0]
     if not order:
-        raise ValueError(f"gpu_mix needs at least one weight > 0, got {gpu_mix!r}")
+        raise InputError(f"gpu_mix needs at least one weight > 0, got {gpu_mix!r}")
     w = np.array([weights[g] for g in order])
     return order, w / w.sum()
 
@@ -685,10 +686,10 @@ def generate_cluster(n: int, seed: int = 0, *, n_regions: int | None = None, mis
         n_regions = min(int(np.clip(round(math.sqrt(n)), 3, n_cities)), n)
     n_regions = _check_int("n_regions", n_regions, 1, min(n, n_cities))
     if not is_real(missing_fraction) or not 0 <= missing_fraction < 1:
-        raise ValueError(f"missing_fraction must be a number in [0, 1), got {missing_fraction!r}")
+        raise InputError(f"missing_fraction must be a number in [0, 1), got {missing_fraction!r}")
     missing_links = _check_missing_rule(missing_links)
     if not is_real(utilisation) or not math.isfinite(utilisation) or not 0 < utilisation <= 1:
-        raise ValueError(f"utilisation must be in (0, 1], got {utilisation!r}")
+        raise InputError(f"utilisation must be in (0, 1], got {utilisation!r}")
     gpu_names, gpu_w = _resolve_gpu_mix(gpu_mix)
 
     rng_regions, rng_latency, rng_machines, rng_gpus, rng_links = (

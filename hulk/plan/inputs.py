@@ -10,6 +10,7 @@ import networkx as nx
 from .._io import read_json_file
 from . import cluster_spec, generate, models
 from .cluster import Cluster
+from ..errors import InputError, InputTypeError
 
 __all__ = ["as_cluster", "as_cluster_spec", "as_model_specs"]
 
@@ -26,7 +27,7 @@ def as_cluster(cluster) -> Cluster:
         return cluster_spec.from_json(cluster)  # its own messages for missing or malformed files
     if isinstance(cluster, nx.Graph):
         return cluster_spec.from_networkx(cluster)
-    raise TypeError(f"cluster must be a ClusterSpec, a networkx graph or a JSON path, got {type(cluster).__name__}")
+    raise InputTypeError(f"cluster must be a ClusterSpec, a networkx graph or a JSON path, got {type(cluster).__name__}")
 
 
 as_cluster_spec = as_cluster  # the name before 0.2
@@ -45,10 +46,10 @@ def as_model_specs(jobs: Iterable) -> list:
     for j in jobs:
         out.append(models.get(j) if isinstance(j, str) else j)
         if not isinstance(out[-1], models.ModelSpec):
-            raise TypeError(f"jobs: expected model names or hulk.models.ModelSpec, got {type(j).__name__}")
+            raise InputTypeError(f"jobs: expected model names or hulk.models.ModelSpec, got {type(j).__name__}")
     if not out:
-        raise ValueError("jobs: give at least one job")
+        raise InputError("jobs: give at least one job")
     names = [j.name for j in out]
     if len(set(names)) != len(names):
-        raise ValueError(f"jobs: each job must appear once, got {names}")
+        raise InputError(f"jobs: each job must appear once, got {names}")
     return out

@@ -76,6 +76,7 @@ from ..gnn import GNN
 from ..graph import Graph
 from .inputs import as_cluster, as_model_specs
 from .rules import greedy_classes, job_need_bytes, plan_classes
+from ..errors import InputError
 
 MAX_JOBS = 6
 FORMAT_VERSION = "hulk-learned-planner/1"
@@ -129,7 +130,7 @@ def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remot
     ModelSpecs, at most ``max_jobs``). See the module docstring for the features."""
     job_specs = as_model_specs(jobs)
     if len(job_specs) > max_jobs:
-        raise ValueError(f"jobs: this encoding has {max_jobs} job slots, got {len(job_specs)} jobs")
+        raise InputError(f"jobs: this encoding has {max_jobs} job slots, got {len(job_specs)} jobs")
     cluster = as_cluster(cluster)
     m = cluster.machine_table()
     n = len(m.memory_gb)
@@ -279,7 +280,7 @@ class LearnedPlanner:
         name instead of pairing new weights with an old encoding silently."""
         path = os.fspath(path)
         if not path:
-            raise ValueError("LearnedPlanner.save: the path is empty")
+            raise InputError("LearnedPlanner.save: the path is empty")
         folder = os.path.dirname(os.path.abspath(path))
         import tempfile
         fd, tmp_weights = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp-", dir=folder)
@@ -307,11 +308,11 @@ class LearnedPlanner:
         meta = _check_encoding(read_json_file(meta_path, "learned-planner encoding", max_bytes=1 << 20), meta_path)
         digest = meta.get("weights_sha256")
         if digest is not None and hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
-            raise ValueError(f"{path}: these weights are not the ones {meta_path} was saved with (weights_sha256 "
+            raise InputError(f"{path}: these weights are not the ones {meta_path} was saved with (weights_sha256 "
                              f"differs; an interrupted or mixed save?); save the planner again")
         gnn = GNN.load(path, device=device)
         if gnn.config["num_classes"] != meta["max_jobs"] + 1:
-            raise ValueError(f"{path}: the model has {gnn.config['num_classes']} classes, the encoding expects "
+            raise InputError(f"{path}: the model has {gnn.config['num_classes']} classes, the encoding expects "
                              f"{meta['max_jobs'] + 1} ({meta['max_jobs']} job slots + idle)")
         return cls(gnn, meta["max_jobs"], meta["k_local"], meta["k_remote"], meta.get("info"))
 
@@ -330,27 +331,27 @@ _OPTIONAL_ENCODING_KEYS = ("weights_sha256", "info")
 def _check_encoding(meta, meta_path: str) -> dict:
     """Every key of an encoding file present (but the optional ones), of its type and in range."""
     if not isinstance(meta, dict):
-        raise ValueError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
+        raise InputError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
     unknown = sorted(set(meta) - set(_ENCODING_KEYS))
     if unknown:
-        raise ValueError(f"{meta_path}: unknown keys {unknown}; allowed: {sorted(_ENCODING_KEYS)}")
+        raise InputError(f"{meta_path}: unknown keys {unknown}; allowed: {sorted(_ENCODING_KEYS)}")
     for key, kind in _ENCODING_KEYS.items():
         if key not in meta:
             if key in _OPTIONAL_ENCODING_KEYS:
                 continue
-            raise ValueError(f"{meta_path}: key {key!r} is missing")
+            raise InputError(f"{meta_path}: key {key!r} is missing")
         v = meta[key]
         if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
-            raise ValueError(f"{meta_path}: {key} must be of type {kind.__name__}, got {v!r}")
+            raise InputError(f"{meta_path}: {key} must be of type {kind.__name__}, got {v!r}")
     if meta["version"] != FORMAT_VERSION:
-        raise ValueError(f"{meta_path}: version must be {FORMAT_VERSION!r}, got {meta['version']!r}")
+        raise InputError(f"{meta_path}: version must be {FORMAT_VERSION!r}, got {meta['version']!r}")
     for key, lo, hi in (("max_jobs", 1, MAX_JOB_SLOTS), ("k_local", 0, MAX_SAMPLED_NEIGHBOURS),
                         ("k_remote", 0, MAX_SAMPLED_NEIGHBOURS)):
         if not lo <= meta[key] <= hi:
-            raise ValueError(f"{meta_path}: {key} = {meta[key]} is out of range [{lo}, {hi}]")
+            raise InputError(f"{meta_path}: {key} = {meta[key]} is out of range [{lo}, {hi}]")
     expected = node_feature_names(meta["max_jobs"])
     if meta["node_features"] != expected or meta["edge_features"] != list(EDGE_FEATURES):
-        raise ValueError(f"{meta_path}: the model was trained on other features than this version of hulk "
+        raise InputError(f"{meta_path}: the model was trained on other features than this version of hulk "
                          f"computes ({len(meta['node_features'])} node features, expected "
                          f"{len(expected)}); retrain it with `hulk train`")
     return meta

@@ -68,6 +68,7 @@ from pathlib import Path
 
 from .. import _core
 from .._checks import is_int, is_real
+from ..errors import InputError
 
 __all__ = [
     "DEFAULT_ITERATIONS",
@@ -137,7 +138,7 @@ class ModelSpec:
 
     def __post_init__(self):
         if not isinstance(self.recompute, bool):
-            raise ValueError(f"model {self.name!r}: recompute must be true or false, got {self.recompute!r}")
+            raise InputError(f"model {self.name!r}: recompute must be true or false, got {self.recompute!r}")
         # Check the inputs of the formulas before using them.
         self._check_shape()
         if self.flops_per_token is None:
@@ -151,13 +152,13 @@ class ModelSpec:
 
     def _check_shape(self):
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"model name must be a non-empty string, got {self.name!r}")
+            raise InputError(f"model name must be a non-empty string, got {self.name!r}")
         for key in ("layers", "hidden", "seq_len", "global_batch", "micro_batches", "iterations"):
             v = getattr(self, key)
             if not is_int(v) or v <= 0:
-                raise ValueError(f"{self._where()}: {key} must be a positive integer, got {v!r}")
+                raise InputError(f"{self._where()}: {key} must be a positive integer, got {v!r}")
         if not is_real(self.params) or not math.isfinite(self.params) or self.params <= 0:
-            raise ValueError(f"{self._where()}: params must be finite and > 0, got {self.params!r}")
+            raise InputError(f"{self._where()}: params must be finite and > 0, got {self.params!r}")
 
     def validate(self) -> None:
         """Check every field; raise ``ValueError`` naming the model, the field and the value."""
@@ -165,14 +166,14 @@ class ModelSpec:
         for key in ("flops_per_token", "bytes_per_param", "activation_bytes_per_token"):
             v = getattr(self, key)
             if not is_real(v) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{self._where()}: {key} must be finite and > 0, got {v!r}")
+                raise InputError(f"{self._where()}: {key} must be finite and > 0, got {v!r}")
         if self.micro_batches > self.global_batch:
-            raise ValueError(f"{self._where()}: micro_batches ({self.micro_batches}) must not exceed "
+            raise InputError(f"{self._where()}: micro_batches ({self.micro_batches}) must not exceed "
                              f"global_batch ({self.global_batch} sequences)")
         if not isinstance(self.source, str) or not isinstance(self.notes, str):
-            raise ValueError(f"{self._where()}: source and notes must be strings")
+            raise InputError(f"{self._where()}: source and notes must be strings")
         if not isinstance(self.aliases, list) or not all(isinstance(a, str) for a in self.aliases):
-            raise ValueError(f"{self._where()}: aliases must be a list of strings, got {self.aliases!r}")
+            raise InputError(f"{self._where()}: aliases must be a list of strings, got {self.aliases!r}")
 
     # -- quantities mirrored from csrc/plan/model_spec.h ---------------------------------------
     def params_per_layer(self) -> float:
@@ -191,7 +192,7 @@ class ModelSpec:
         """Memory to train the whole model with no parallelism on ``sequences`` sequences:
         state bytes + stored activations (module docstring)."""
         if not is_real(sequences) or not math.isfinite(sequences) or sequences < 0:
-            raise ValueError(f"{self._where()}: sequences must be finite and >= 0, got {sequences!r}")
+            raise InputError(f"{self._where()}: sequences must be finite and >= 0, got {sequences!r}")
         return self.state_bytes() + self.activation_bytes(sequences)
 
     def boundary_bytes(self, sequences: float) -> float:
@@ -230,14 +231,14 @@ def _norm(name: str) -> str:
 def from_dict(d: dict) -> ModelSpec:
     """A ``ModelSpec`` from a dict (keys as in the JSON schema; unknown keys are an error)."""
     if not isinstance(d, dict):
-        raise ValueError(f"a model must be given as a dict, got {type(d).__name__}")
+        raise InputError(f"a model must be given as a dict, got {type(d).__name__}")
     extra = set(d) - set(_KEYS)
     if extra:
-        raise ValueError(f"model {d.get('name')!r}: unknown keys {sorted(extra)}; allowed: {list(_KEYS)}")
+        raise InputError(f"model {d.get('name')!r}: unknown keys {sorted(extra)}; allowed: {list(_KEYS)}")
     required = ("name", "layers", "hidden", "seq_len", "params", "global_batch")
     missing = [k for k in required if d.get(k) is None]
     if missing:
-        raise ValueError(f"model {d.get('name')!r}: missing required keys {missing}")
+        raise InputError(f"model {d.get('name')!r}: missing required keys {missing}")
     kw = {k: v for k, v in d.items() if v is not None}
     if "aliases" in kw:
         kw["aliases"] = list(kw["aliases"]) if isinstance(kw["aliases"], (list, tuple)) else kw["aliases"]
@@ -253,27 +254,27 @@ def _models_from_doc(doc, where: str) -> dict:
     if isinstance(doc, dict):
         extra = set(doc) - {"version", "description", "models"}
         if extra:
-            raise ValueError(f"{where}: unknown top-level keys {sorted(extra)}")
+            raise InputError(f"{where}: unknown top-level keys {sorted(extra)}")
         if doc.get("version") != MODELS_SCHEMA_VERSION:
-            raise ValueError(f"{where}: version must be {MODELS_SCHEMA_VERSION!r}, got {doc.get('version')!r}")
+            raise InputError(f"{where}: version must be {MODELS_SCHEMA_VERSION!r}, got {doc.get('version')!r}")
         items = doc.get("models")
     else:
         items = doc
     if not isinstance(items, list) or not items:
-        raise ValueError(f"{where}: expected a non-empty list of models")
+        raise InputError(f"{where}: expected a non-empty list of models")
     out, seen = {}, {}
     for i, d in enumerate(items):
         try:
             m = from_dict(d)
         except ValueError as e:
-            raise ValueError(f"{where}: model {i}: {e}") from None
+            raise InputError(f"{where}: model {i}: {e}") from None
         for n in [m.name, *m.aliases]:
             key = _norm(n)
             if key in seen and seen[key] != m.name:
-                raise ValueError(f"{where}: name {n!r} of model {m.name!r} clashes with model {seen[key]!r}")
+                raise InputError(f"{where}: name {n!r} of model {m.name!r} clashes with model {seen[key]!r}")
             seen[key] = m.name
         if m.name in out:
-            raise ValueError(f"{where}: duplicate model name {m.name!r}")
+            raise InputError(f"{where}: duplicate model name {m.name!r}")
         out[m.name] = m
     return out
 
@@ -307,4 +308,4 @@ def get(name: str, models: dict | None = None) -> ModelSpec:
             if key in {_norm(n) for n in [m.name, *m.aliases]}:
                 return m
     known = sorted({n for pool in pools for n in pool})
-    raise ValueError(f"unknown model {name!r}; known models: {', '.join(known)}")
+    raise InputError(f"unknown model {name!r}; known models: {', '.join(known)}")

@@ -34,6 +34,7 @@ from ..graph import Graph
 from . import learned, models
 from .inputs import as_cluster, as_model_specs
 from .rules import DEFAULT_GROW_ROUNDS, check_classes, greedy_classes, grow_bottleneck
+from ..errors import InputError, InputTypeError
 
 PLANNERS = ("a", "b", "c", "search", "hulk", "table2")
 PAPER_NODE_ATTRS = ["capability", "memory_gb"]  # the paper's machine features (a GNN given as ``model``)
@@ -83,7 +84,7 @@ class Plan:
         ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time."""
         n = len(self.cluster)
         if not is_int(machine) or not 0 <= machine < n:
-            raise ValueError(f"machine must be an index in [0, {n}), got {machine!r}")
+            raise InputError(f"machine must be an index in [0, {n}), got {machine!r}")
         core_plan, core_cluster, moved, seconds = _core.plan.repair_without(self._cluster, self._plan, machine)
         return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
 
@@ -191,12 +192,12 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
 
 def _check_plan_arguments(planner, time_limit_s, **counts) -> None:
     if planner not in PLANNERS:
-        raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
+        raise InputError(f"planner must be one of {PLANNERS}, got {planner!r}")
     if not is_real(time_limit_s) or not (math.isfinite(time_limit_s) and 0 < time_limit_s <= MAX_TIME_LIMIT_S):
-        raise ValueError(f"time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {time_limit_s!r}")
+        raise InputError(f"time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {time_limit_s!r}")
     for name, v in counts.items():
         if not is_int(v) or not 0 <= v <= 2**63 - 1:
-            raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {v!r}")
+            raise InputError(f"{name} must be an integer in [0, 2**63 - 1], got {v!r}")
 
 
 def _plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations):
@@ -247,13 +248,13 @@ def table2_gnn(seed: int = 0) -> GNN:
 
 def _table2_assignment(spec, job_specs) -> list[int]:
     if len(spec) != 47:
-        raise ValueError("planner 'table2' is the paper's assignment of its 47-server cluster; "
+        raise InputError("planner 'table2' is the paper's assignment of its 47-server cluster; "
                          f"this cluster has {len(spec)} machines")
     labels, classes = datasets.hulk47_table2_labels()
     names = [j.name for j in job_specs]
     missing = [c for c in datasets.HULK47_CLASSES if c not in names]
     if missing:
-        raise ValueError(f"planner 'table2' assigns the paper's jobs {datasets.HULK47_CLASSES}; "
+        raise InputError(f"planner 'table2' assigns the paper's jobs {datasets.HULK47_CLASSES}; "
                          f"missing from jobs: {missing}")
     return [names.index(classes[y]) if y >= 0 else -1 for y in labels]
 
@@ -290,10 +291,10 @@ def _hulk_classes(spec, job_specs, model, classes) -> list[int]:
         return check_classes(classes, len(spec), len(job_specs))
     if isinstance(model, str):
         if model != "heuristic":
-            raise ValueError(f"model must be None, 'heuristic', 'greedy', a LearnedPlanner or a GNN, got {model!r}")
+            raise InputError(f"model must be None, 'heuristic', 'greedy', a LearnedPlanner or a GNN, got {model!r}")
         return list(_core.plan.heuristic_classes(spec.to_core(), [j.to_core() for j in job_specs]))
     if not isinstance(model, GNN):  # None, "greedy" and learned planners are _hulk_candidates' own
-        raise TypeError(f"model must be None, 'heuristic', 'greedy', a hulk.plan.LearnedPlanner or a hulk.GNN, "
+        raise InputTypeError(f"model must be None, 'heuristic', 'greedy', a hulk.plan.LearnedPlanner or a hulk.GNN, "
                         f"got {type(model).__name__}")
     G = spec.to_networkx()  # a generated cluster says why it has no explicit links
     g = Graph.from_networkx(G, node_attrs=PAPER_NODE_ATTRS, edge_attrs=PAPER_EDGE_ATTRS)

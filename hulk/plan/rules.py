@@ -31,6 +31,7 @@ from .. import _core
 from .._checks import is_int
 from .cluster import Cluster
 from .inputs import as_cluster, as_model_specs
+from ..errors import InputError
 
 __all__ = ["DEFAULT_GROW_ROUNDS", "GROWTH_STEPS", "check_classes", "greedy_classes", "grow_bottleneck",
            "job_need_bytes", "plan_classes"]
@@ -51,7 +52,7 @@ def check_classes(classes, n: int, n_jobs: int) -> list[int]:
         is_int(c) for c in arr.tolist()))
     values = arr.astype(np.int64) if ok else None
     if not ok or (n and (values.min() < -1 or values.max() >= n_jobs)):
-        raise ValueError(f"classes: expected {n} integer job indices in [-1, {n_jobs})")
+        raise InputError(f"classes: expected {n} integer job indices in [-1, {n_jobs})")
     return values.tolist()
 
 

@@ -44,6 +44,7 @@ from .inputs import as_model_specs
 from .learned import MAX_JOBS, LearnedPlanner, decode_groups, encode, rule_groups, slot_order
 from .planners import plan
 from .rules import job_need_bytes, plan_classes
+from ..errors import InputError
 
 MEMORY_HEADROOM = 0.6
 MAX_SAMPLES = 100_000  # a data set larger than this would take days to label
@@ -84,7 +85,7 @@ def sample_specs(count: int, seed: int = 0, sizes=(16, 300), max_jobs: int = MAX
     """``count`` problem instances, deterministic in ``seed`` (see the module docstring)."""
     lo, hi = sizes
     if not (is_int(lo) and is_int(hi) and 2 <= lo <= hi):
-        raise ValueError(f"sizes must be two integers 2 <= lo <= hi, got {sizes!r}")
+        raise InputError(f"sizes must be two integers 2 <= lo <= hi, got {sizes!r}")
     out = []
     for i in range(count):
         rng = np.random.default_rng([seed, i])
@@ -154,15 +155,15 @@ def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: fl
     """Generates ``count`` instances and labels them with the search planner, in ``workers``
     processes (default: the CPU count), caching each label file in ``cache_dir``."""
     if not is_int(count) or count < 1:
-        raise ValueError(f"count must be a positive integer, got {count!r}")
+        raise InputError(f"count must be a positive integer, got {count!r}")
     if not (is_real(time_limit_s) and math.isfinite(time_limit_s) and time_limit_s > 0):
-        raise ValueError(f"time_limit_s must be a positive number of seconds, got {time_limit_s!r}")
+        raise InputError(f"time_limit_s must be a positive number of seconds, got {time_limit_s!r}")
     if not is_int(iterations) or iterations < 0:
-        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+        raise InputError(f"iterations must be a non-negative integer, got {iterations!r}")
     if count > MAX_SAMPLES:
-        raise ValueError(f"count = {count} is more than the {MAX_SAMPLES} samples a data set may have")
+        raise InputError(f"count = {count} is more than the {MAX_SAMPLES} samples a data set may have")
     if workers is not None and (not is_int(workers) or workers < 1):
-        raise ValueError(f"workers must be a positive integer (or None for the CPU count), got {workers!r}")
+        raise InputError(f"workers must be a positive integer (or None for the CPU count), got {workers!r}")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     specs = sample_specs(count, seed, sizes, max_jobs)
@@ -224,12 +225,12 @@ def train(samples: list, *, hidden=(64, 64, 64), epochs: int = 30, batch_graphs:
     (ties: best node accuracy) are kept, since node accuracy mostly counts idle machines."""
     usable = [s for s in samples if (s.labels >= 0).any()]
     if len(usable) < 2:
-        raise ValueError(f"need at least 2 samples with labels, got {len(usable)} of {len(samples)}")
+        raise InputError(f"need at least 2 samples with labels, got {len(usable)} of {len(samples)}")
     for name, v in (("epochs", epochs), ("batch_graphs", batch_graphs), ("boost", boost)):
         if not is_int(v) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            raise InputError(f"{name} must be a positive integer, got {v!r}")
     if not 0 < val_fraction < 1:
-        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+        raise InputError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(usable))
     n_val = max(1, int(round(val_fraction * len(usable))))
