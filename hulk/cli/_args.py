@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from ..plan.report import figure_format
+
 # Bounds of the numeric arguments: far beyond any sensible run, small enough that a value
 # cannot make the process allocate without end or overflow the engine's integer types.
 MAX_SEED = 2**63 - 1
@@ -54,6 +56,16 @@ def file_path(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("the path is empty")
     return text
+
+
+def figure_path(text: str) -> str:
+    """A figure's path whose extension names a format the figure writer honours."""
+    path = file_path(text)
+    try:
+        figure_format(path)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return path
 
 
 class Parser(argparse.ArgumentParser):

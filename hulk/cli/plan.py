@@ -13,7 +13,7 @@ from .._progress import Status
 from ..plan import cluster_spec, generate, models, report
 from ..plan.learned import LearnedPlanner
 from ..plan.planners import plan, table2_gnn
-from ._args import MAX_GENERATED, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, file_path, integer, real
+from ._args import MAX_GENERATED, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, figure_path, file_path, integer, real
 from ..errors import InputError
 
 
@@ -49,9 +49,10 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the plans as JSON (with the cluster's notes)")
     p.add_argument("--verbose", action="store_true", help="also print the notes on how the cluster's attributes "
                                                           "were derived")
-    p.add_argument("--png", metavar="PATH", type=file_path, help="write a figure: machines on a world map coloured by "
-                                                            "job (Hulk and Search) and per-job time bars "
-                                                            "(needs matplotlib)")
+    p.add_argument("--figure", "--png", dest="png", metavar="PATH", type=figure_path,
+                   help="write a figure: machines on a world map coloured by job (Hulk and Search) and per-job "
+                        "time bars, in the format of PATH's extension (.png, .pdf, .svg, .eps, .ps; needs "
+                        "matplotlib). --png is the old name of this option")
     p.set_defaults(func=run)
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Sequence
+
+from ..errors import InputError
 
 
 def ranges(ids: Sequence[int]) -> str:
@@ -166,12 +169,32 @@ def _draw_map(ax, plan, jobs, names, lat, lon) -> None:
     ax.set_title(f"{plan.title}: {span}{how}", fontsize=9)
 
 
+# The formats matplotlib's Agg, PDF, SVG and PS backends write with no extra package.
+FIGURE_FORMATS = ("png", "pdf", "svg", "eps", "ps")
+
+
+def figure_format(path) -> str:
+    """The figure format a path's extension names (``.png``, ``.pdf``, ``.svg``, ``.eps``,
+    ``.ps``; case ignored). Any other extension, or none, is an :class:`InputError`: the
+    bytes written must be what the name says."""
+    name = os.fspath(path)
+    ext = os.path.splitext(name)[1].lower().lstrip(".")
+    if ext not in FIGURE_FORMATS:
+        said = f"the extension '.{ext}' is not a figure format hulk writes" if ext else "it has no extension"
+        raise InputError(f"figure path {name!r}: {said}; end the name in one of "
+                         f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
+    return ext
+
+
 def save_figure(plans, path: str, cluster=None) -> None:
-    """Two world maps side by side (Hulk and Search: each machine a dot at its region's
+    """Writes the figure to ``path`` in the format its extension names (:func:`figure_format`).
+
+    Two world maps side by side (Hulk and Search: each machine a dot at its region's
     coordinates, a region a cluster of dots, coloured by the job it trains) above stacked
     compute / communication bars per job and planner (the paper's figures 8 and 10), with
     the legends outside the axes. Coordinates come from :func:`machine_locations`; the
     outline is the coarse hand-drawn ``hulk/data/world_outline.json``."""
+    fmt = figure_format(path)
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -219,6 +242,6 @@ def save_figure(plans, path: str, cluster=None) -> None:
     fig.subplots_adjust(left=0.05, right=0.8, top=0.9, bottom=0.06)
     import io
     buf = io.BytesIO()
-    fig.savefig(buf, dpi=110, format="png")
+    fig.savefig(buf, dpi=110, format=fmt)
     plt.close(fig)
-    atomic_write(path, buf.getvalue(), what="--png figure")
+    atomic_write(path, buf.getvalue(), what=f"{fmt.upper()} figure")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hulk import cli
+from hulk.errors import InputError
 from hulk.plan import cluster_spec, generate, models, planners, report
 
 
@@ -76,3 +77,27 @@ def test_png_map_with_hulk_and_search_side_by_side(tmp_path):
     assert cli.main(["plan", "--cluster", str(tmp_path / "c.json"), "--jobs", "BERT-large", "--time-limit", "0.05",
                      "--max-iterations", "20", "--png", str(tmp_path / "c.png")]) == 0
     assert (tmp_path / "c.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("name, magic", [("f.pdf", b"%PDF"), ("f.SVG", b"<?xml"), ("f.png", b"\x89PNG")])
+def test_figure_is_written_in_the_format_its_extension_names(tmp_path, name, magic):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / name
+    assert cli.main(["plan", "--planner", "b", "--figure", str(path)]) == 0
+    assert path.read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("name, why", [("f.xyz", "the extension '.xyz' is not a figure format"),
+                                       ("figure", "it has no extension")])
+def test_figure_extension_that_cannot_be_honoured_is_refused_before_planning(tmp_path, capsys, name, why):
+    path = tmp_path / name
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plan", "--planner", "b", "--png", str(path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --figure/--png" in err and why in err and ".pdf" in err
+    assert not path.exists()
+    plans = [planners.plan(cluster_spec.hulk47_spec(), planner="b")]
+    with pytest.raises(InputError, match=f"figure path .*{name}.*: {why}"):
+        report.save_figure(plans, str(path))
+    assert not path.exists()
