@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "device.h"
+#include "csrc/device.h"
 
 namespace hulk {
 

@@ -5,8 +5,8 @@
 
 #include <stdexcept>
 
-#include "device.h"
-#include "device_csr.h"
+#include "csrc/device.h"
+#include "csrc/device_csr.h"
 
 namespace hulk::device {
 namespace {

@@ -1,10 +1,10 @@
 // One fused Adam step on CUDA (torch.optim.Adam semantics with L2 weight decay): moments
 // and parameter updated in one pass. Mirrors csrc/ops/cpu/adam.cpp.
-#include "compat.h"
+#include "cuda/compat.h"
 
-#include "context.h"
-#include "launch.h"
-#include "ops/backends.h"
+#include "cuda/context.h"
+#include "cuda/launch.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::cuda {
 namespace {

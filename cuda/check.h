@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "compat.h"
+#include "cuda/compat.h"
 
 namespace hulk::cuda::detail {
 

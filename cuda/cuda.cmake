@@ -4,8 +4,6 @@
 #   SIMT (HULK_CUDA=SIMT): the same cuda/*.cu compiled as C++17 with HULK_SIMT=1, plus the
 #     simulator (cuda/simt/*.cpp); no CUDA toolkit is needed.
 file(GLOB HULK_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cu)
-# Kernels include "compat.h" (same folder) or "cuda/compat.h"; engine code includes "runtime.h".
-target_include_directories(hulk_core PUBLIC ${CMAKE_CURRENT_LIST_DIR}/.. ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(hulk_core PUBLIC HULK_WITH_CUDA=1)
 
 if(HULK_SIMT)

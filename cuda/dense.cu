@@ -2,13 +2,13 @@
 // the bias gradient as a two-pass deterministic column reduction, and dropout with the
 // CPU's counter-based hash (rng.h), so masks match the CPU bit for bit. Mirrors
 // csrc/ops/cpu/dense.cpp.
-#include "compat.h"
+#include "cuda/compat.h"
 
-#include "context.h"
-#include "gpu_libs.h"
-#include "launch.h"
-#include "ops/backends.h"
-#include "rng.h"
+#include "cuda/context.h"
+#include "cuda/gpu_libs.h"
+#include "cuda/launch.h"
+#include "csrc/ops/backends.h"
+#include "csrc/rng.h"
 
 namespace hulk::cuda {
 namespace {

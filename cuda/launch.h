@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "compat.h"
+#include "cuda/compat.h"
 
 namespace hulk::cuda {
 

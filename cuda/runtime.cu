@@ -1,6 +1,6 @@
-#include "compat.h"
+#include "cuda/compat.h"
 
-#include "runtime.h"
+#include "cuda/runtime.h"
 
 namespace hulk::cuda {
 

@@ -3,9 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "plan/detail.h"
-#include "plan/planners.h"
-#include "plan/rules.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
+#include "csrc/plan/rules.h"
 
 namespace py = pybind11;
 using namespace hulk::plan;

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "../graph.h"
-#include "../tensor.h"
+#include "csrc/graph.h"
+#include "csrc/tensor.h"
 
 namespace hulk::ops {
 

@@ -1,6 +1,6 @@
 // The paper's Systems A, B and C, and plans from a given assignment.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 // Helpers shared by the planner files (declared in detail.h).
-#include "detail.h"
+#include "csrc/plan/detail.h"
 
 #include <algorithm>
 #include <chrono>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "planners.h"
+#include "csrc/plan/planners.h"
 
 namespace hulk::plan::detail {
 

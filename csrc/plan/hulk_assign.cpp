@@ -1,6 +1,6 @@
 // Hulk: the heuristic classification and the paper's Algorithm 1.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

@@ -5,7 +5,7 @@
 // cost model was written for); the name may be empty. Divisibility of global_batch by the
 // number of micro-batches or replicas is not required: the cost model uses real-valued
 // micro-batch sizes, and planners decide what else they need.
-#include "plan/model_spec.h"
+#include "csrc/plan/model_spec.h"
 
 #include <cmath>
 #include <sstream>

@@ -1,6 +1,6 @@
 // Chain order and the layer split by dynamic programming (planners.h building blocks).
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

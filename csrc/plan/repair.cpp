@@ -1,6 +1,6 @@
 // Recovery after a failure and the join of a new machine.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

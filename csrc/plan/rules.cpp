@@ -1,5 +1,5 @@
 // The greedy classification and the bottleneck growth (rules.h).
-#include "rules.h"
+#include "csrc/plan/rules.h"
 
 #include <algorithm>
 #include <limits>
@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "detail.h"
+#include "csrc/plan/detail.h"
 
 namespace hulk::plan {
 

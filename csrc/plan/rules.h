@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "planners.h"
+#include "csrc/plan/planners.h"
 
 namespace hulk::plan {
 

@@ -1,7 +1,7 @@
 // The search planner: greedy start, then annealing over moves and swaps.
-#include "detail.h"
-#include "planners.h"
-#include "rules.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
+#include "csrc/plan/rules.h"
 
 #include <algorithm>
 #include <chrono>

@@ -36,7 +36,7 @@
 //      while T decreases (first improvement, at most kMaxPolish rounds; moves judged on the
 //      worst-replica proxy when D S > kExactPolish, kept only if the exact T agrees), which
 //      also takes care of the optimiser term.
-#include "detail.h"
+#include "csrc/plan/detail.h"
 
 #include <algorithm>
 #include <cmath>

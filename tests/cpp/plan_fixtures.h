@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/planners.h"
+#include "csrc/plan/planners.h"
 
 namespace plan_fixtures {
 

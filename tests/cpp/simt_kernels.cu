@@ -7,7 +7,7 @@
 
 #include "cuda/check.h"
 #include "cuda/launch.h"
-#include "simt_kernels.h"
+#include "tests/cpp/simt_kernels.h"
 
 namespace simt_test {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/rules.h"
-#include "plan_fixtures.h"
+#include "csrc/plan/rules.h"
+#include "tests/cpp/plan_fixtures.h"
 
 namespace {
 

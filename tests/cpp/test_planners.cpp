@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/detail.h"
-#include "plan/planners.h"
+#include "csrc/plan/detail.h"
+#include "csrc/plan/planners.h"
 
 namespace {
 

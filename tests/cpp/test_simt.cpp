@@ -20,8 +20,8 @@
 
 #include "cuda/check.h"
 #include "cuda/launch.h"
-#include "runtime.h"
-#include "simt_kernels.h"
+#include "cuda/runtime.h"
+#include "tests/cpp/simt_kernels.h"
 
 namespace {
 
