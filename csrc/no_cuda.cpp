@@ -1,6 +1,6 @@
 // The device hooks of a build without the CUDA backend (HULK_CUDA=OFF, or AUTO without
 // nvcc): every request for device memory or work is a clear error. With the backend
-// these functions come from cuda/device.cu instead.
+// these functions come from cuda/runtime/device.cu instead.
 #ifndef HULK_WITH_CUDA
 
 #include <stdexcept>

@@ -14,7 +14,7 @@
 #include "csrc/nn/layers.h"
 #include "csrc/ops/ops.h"
 #ifdef HULK_WITH_CUDA
-#include "cuda/spmm_path.h"
+#include "cuda/runtime/spmm_path.h"
 #endif
 
 namespace py = pybind11;

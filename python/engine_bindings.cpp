@@ -13,8 +13,8 @@
 #include "csrc/nn/model.h"
 #include "csrc/ops/ops.h"
 #ifdef HULK_WITH_CUDA
-#include "cuda/runtime.h"
-#include "cuda/spmm_path.h"
+#include "cuda/runtime/runtime.h"
+#include "cuda/runtime/spmm_path.h"
 #endif
 
 namespace py = pybind11;

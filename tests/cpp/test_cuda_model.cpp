@@ -18,7 +18,7 @@
 #include "csrc/device.h"
 #include "csrc/nn/model.h"
 #include "tests/cpp/reference.h"
-#include "cuda/runtime.h"
+#include "cuda/runtime/runtime.h"
 
 namespace {
 

@@ -29,8 +29,8 @@
 #include "csrc/graph.h"
 #include "csrc/ops/ops.h"
 #include "tests/cpp/reference.h"
-#include "cuda/runtime.h"
-#include "cuda/spmm_path.h"
+#include "cuda/runtime/runtime.h"
+#include "cuda/runtime/spmm_path.h"
 #include "csrc/tensor.h"
 
 namespace {

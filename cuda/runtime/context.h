@@ -2,7 +2,7 @@
 // (created once per thread, bound to the current stream on each use) and launch sizes.
 #pragma once
 
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <algorithm>
 #include <cstdint>

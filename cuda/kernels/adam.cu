@@ -1,9 +1,9 @@
 // One fused Adam step on CUDA (torch.optim.Adam semantics with L2 weight decay): moments
 // and parameter updated in one pass. Mirrors csrc/ops/cpu/adam.cpp.
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "cuda/context.h"
-#include "cuda/launch.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/launch.h"
 #include "csrc/ops/backends.h"
 
 namespace hulk::cuda {

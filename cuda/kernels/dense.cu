@@ -2,11 +2,11 @@
 // the bias gradient as a two-pass deterministic column reduction, and dropout with the
 // CPU's counter-based hash (rng.h), so masks match the CPU bit for bit. Mirrors
 // csrc/ops/cpu/dense.cpp.
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "cuda/context.h"
-#include "cuda/gpu_libs.h"
-#include "cuda/launch.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/gpu_libs.h"
+#include "cuda/runtime/launch.h"
 #include "csrc/ops/backends.h"
 #include "csrc/rng.h"
 

@@ -1,4 +1,4 @@
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <map>
 #include <memory>
@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/check.h"
-#include "cuda/context.h"
-#include "cuda/gpu_libs.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/gpu_libs.h"
 #include "csrc/ops/backends.h"
 
 #if defined(__CUDACC__)

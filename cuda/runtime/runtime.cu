@@ -1,6 +1,6 @@
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "cuda/runtime.h"
+#include "cuda/runtime/runtime.h"
 
 namespace hulk::cuda {
 

@@ -2,14 +2,14 @@
 // csrc/ops/cpu/loss.cpp: one thread per row computes the row's loss (in double), its
 // argmax and its gradient; the loss and the correct count are then summed by a
 // deterministic two-level block reduction (fixed row chunks per block, a fixed tree).
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <vector>
 
-#include "cuda/context.h"
-#include "cuda/launch.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/launch.h"
 #include "csrc/ops/backends.h"
-#include "cuda/reduce.h"
+#include "cuda/kernels/reduce.h"
 
 namespace hulk::cuda {
 namespace {
