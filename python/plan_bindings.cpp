@@ -3,7 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "csrc/plan/detail.h"
+#include "csrc/plan/job_helpers.h"
 #include "csrc/plan/planners.h"
 #include "csrc/plan/rules.h"
 

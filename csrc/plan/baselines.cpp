@@ -1,5 +1,6 @@
 // The paper's Systems A, B and C, and plans from a given assignment.
-#include "csrc/plan/detail.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
 #include "csrc/plan/planners.h"
 
 #include <algorithm>

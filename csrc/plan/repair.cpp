@@ -1,5 +1,6 @@
 // Recovery after a failure and the join of a new machine.
-#include "csrc/plan/detail.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
 #include "csrc/plan/planners.h"
 
 #include <algorithm>

@@ -10,7 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "csrc/plan/detail.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
 
 namespace hulk::plan {
 

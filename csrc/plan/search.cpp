@@ -1,5 +1,8 @@
 // The search planner: greedy start, then annealing over moves and swaps.
-#include "csrc/plan/detail.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
+#include "csrc/plan/cluster_facts.h"
+#include "csrc/plan/split.h"
 #include "csrc/plan/planners.h"
 #include "csrc/plan/rules.h"
 

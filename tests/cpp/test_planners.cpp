@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "csrc/plan/detail.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/split.h"
 #include "csrc/plan/planners.h"
 
 namespace {
