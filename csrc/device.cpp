@@ -1,5 +1,5 @@
 // Backend-independent parts of the device layer: names and the per-thread current stream.
-#include "device.h"
+#include "csrc/device.h"
 
 #include <stdexcept>
 

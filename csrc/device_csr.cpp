@@ -1,6 +1,6 @@
-#include "device_csr.h"
+#include "csrc/device_csr.h"
 
-#include "graph.h"
+#include "csrc/graph.h"
 
 namespace hulk {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "device.h"
+#include "csrc/device.h"
 
 namespace hulk {
 
@@ -30,7 +30,7 @@ struct DeviceCsr {
 // Uploads a host CSR as it is (structure, values, edge ids) and bins its rows.
 std::unique_ptr<DeviceCsr> upload_csr(const Csr& a);
 
-// Built on the device by the CUDA backend (cuda/gcn_norm.cu): D^-1/2 (A + I) D^-1/2 with
+// Built on the device by the CUDA backend (cuda/kernels/gcn_normalize.cu): D^-1/2 (A + I) D^-1/2 with
 // the rows of `rows` (the in-adjacency itself, or its transpose) and the degrees
 // d_v = 1 + sum of row v of `in` (weights when use_weights). Equals gcn_normalize(in) or
 // its transpose, value for value.

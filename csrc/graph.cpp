@@ -1,4 +1,4 @@
-#include "graph.h"
+#include "csrc/graph.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "device_csr.h"
-#include "tensor.h"
+#include "csrc/device_csr.h"
+#include "csrc/tensor.h"
 
 namespace hulk {
 

@@ -1,12 +1,12 @@
 // The device hooks of a build without the CUDA backend (HULK_CUDA=OFF, or AUTO without
 // nvcc): every request for device memory or work is a clear error. With the backend
-// these functions come from cuda/device.cu instead.
+// these functions come from cuda/runtime/device.cu instead.
 #ifndef HULK_WITH_CUDA
 
 #include <stdexcept>
 
-#include "device.h"
-#include "device_csr.h"
+#include "csrc/device.h"
+#include "csrc/device_csr.h"
 
 namespace hulk::device {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-// Shared with CUDA kernels (cuda/dense.cu): host-and-device under nvcc.
+// Shared with CUDA kernels (cuda/kernels/dense.cu): host-and-device under nvcc.
 #if defined(__CUDACC__)
 #define HULK_RNG_FN __host__ __device__ inline
 #else

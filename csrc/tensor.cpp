@@ -1,4 +1,4 @@
-#include "tensor.h"
+#include "csrc/tensor.h"
 
 #include <algorithm>
 #include <sstream>

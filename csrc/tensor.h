@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "device.h"
+#include "csrc/device.h"
 
 namespace hulk {
 

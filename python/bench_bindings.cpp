@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "graph.h"
-#include "nn/layers.h"
-#include "ops/ops.h"
+#include "csrc/graph.h"
+#include "csrc/nn/layers.h"
+#include "csrc/ops/ops.h"
 #ifdef HULK_WITH_CUDA
-#include "spmm_path.h"
+#include "cuda/runtime/spmm_path.h"
 #endif
 
 namespace py = pybind11;

@@ -9,12 +9,12 @@
 #include <cmath>
 #include <omp.h>
 
-#include "graph.h"
-#include "nn/model.h"
-#include "ops/ops.h"
+#include "csrc/graph.h"
+#include "csrc/nn/model.h"
+#include "csrc/ops/ops.h"
 #ifdef HULK_WITH_CUDA
-#include "runtime.h"
-#include "spmm_path.h"
+#include "cuda/runtime/runtime.h"
+#include "cuda/runtime/spmm_path.h"
 #endif
 
 namespace py = pybind11;

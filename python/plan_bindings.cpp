@@ -3,8 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "plan/detail.h"
-#include "plan/planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/planners.h"
+#include "csrc/plan/rules.h"
 
 namespace py = pybind11;
 using namespace hulk::plan;
@@ -182,6 +183,27 @@ void bind_plan(py::module_& m) {
   m.def("plan_assignment", [](const Cluster& c, Jobs j, const std::vector<int64_t>& assignment,
                               const std::string& name) { return plan_assignment(c, j, assignment, name.c_str()); });
   m.def("heuristic_classes", &heuristic_classes);
+  m.def("greedy_classes", &greedy_classes, py::arg("cluster"), py::arg("jobs"),
+        "Job index per machine (-1 idle): each job, largest memory need first, on the fastest free "
+        "machines of the one region that holds it with the most throughput (hulk.greedy's rule)");
+  m.def(
+      "grow_bottleneck",
+      [](const Cluster& c, Jobs j, std::vector<int64_t> classes, int rounds, std::vector<int64_t> steps) {
+        Growth g;
+        {
+          py::gil_scoped_release release;
+          g = grow_bottleneck(c, j, std::move(classes), rounds, std::move(steps));
+        }
+        return py::make_tuple(std::move(g.plan), std::move(g.classes), g.start_makespan_s);
+      },
+      py::arg("cluster"), py::arg("jobs"), py::arg("classes"), py::arg("rounds") = 8,
+      py::arg("steps") = default_growth_steps(),
+      "(plan, classes, makespan_s before growth): the job that finishes last takes more of its regions' "
+      "fastest idle machines while that shortens the plan (rules.h)");
+  m.def("flops_per_token", &flops_per_token_of, py::arg("params"), py::arg("layers"), py::arg("hidden"),
+        py::arg("seq_len"), "Training FLOPs per token, forward + backward: 6 P + 12 L h s");
+  m.def("activation_bytes_per_token", &activation_bytes_per_token_of, py::arg("hidden"),
+        "Activation bytes per token per layer kept for backward: 34 h");
   m.def("best_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
     py::gil_scoped_release release;
     JobPlan j = best_pipeline(c, model, group);

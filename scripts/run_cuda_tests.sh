@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA backend's tests without a GPU. One SIMT build (HULK_CUDA=SIMT: every cuda/*.cu compiled
+# The CUDA backend's tests without a GPU. One SIMT build (HULK_CUDA=SIMT: every cuda/**/*.cu compiled
 # as C++ and run on the CPU simulator) of the C++ tests and of the Python extension, then
 #   - the C++ tests labelled `cuda` (GoogleTest: kernel parity with the CPU, the model, the
 #     simulator itself),

@@ -1,8 +1,8 @@
-#include "layers.h"
+#include "csrc/nn/layers.h"
 
 #include <cmath>
 
-#include "../rng.h"
+#include "csrc/rng.h"
 
 namespace hulk::nn {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "../graph.h"
-#include "../ops/ops.h"
-#include "../tensor.h"
+#include "csrc/graph.h"
+#include "csrc/ops/ops.h"
+#include "csrc/tensor.h"
 
 namespace hulk::nn {
 

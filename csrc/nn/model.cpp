@@ -1,4 +1,4 @@
-#include "model.h"
+#include "csrc/nn/model.h"
 
 #include <chrono>
 #include <cmath>

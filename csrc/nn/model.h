@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "../device.h"
+#include "csrc/device.h"
 
-#include "../graph.h"
-#include "../ops/ops.h"
-#include "layers.h"
+#include "csrc/graph.h"
+#include "csrc/ops/ops.h"
+#include "csrc/nn/layers.h"
 
 namespace hulk::nn {
 

@@ -37,7 +37,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "model.h"
+#include "csrc/nn/model.h"
 
 namespace hulk::nn {
 namespace {

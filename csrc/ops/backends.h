@@ -5,15 +5,15 @@
 #include <initializer_list>
 #include <utility>
 
-#include "ops.h"
+#include "csrc/ops/ops.h"
 
 namespace hulk::ops::cpu {
-#include "backend_ops.inc"
+#include "csrc/ops/backend_ops.inc"
 }  // namespace hulk::ops::cpu
 
 #ifdef HULK_WITH_CUDA
 namespace hulk::ops::cuda {
-#include "backend_ops.inc"
+#include "csrc/ops/backend_ops.inc"
 }  // namespace hulk::ops::cuda
 #endif
 

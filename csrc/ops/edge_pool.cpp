@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "backends.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::ops {
 namespace {

@@ -2,7 +2,7 @@
 // checks shapes and that every tensor is on one device, sizes its outputs on that device,
 // and hands the work to the backend (csrc/ops/dispatch.cpp, the one place that picks a
 // device). The backends' primitives are declared once in ops/backend_ops.inc and
-// implemented in ops/cpu/<family>.cpp and cuda/<family>.cu. EdgePool is composed of
+// implemented in csrc/ops/cpu/<family>.cpp and cuda/kernels/<family>.cu. EdgePool is composed of
 // primitives (ops/edge_pool.cpp), the same code on both devices. Every op has a naive
 // float64 reference in tests/cpp/reference.h and is tested against it; the CUDA backend
 // is tested against the CPU (tests/cpp/test_cuda_ops.cpp).
@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "../graph.h"
-#include "../tensor.h"
+#include "csrc/graph.h"
+#include "csrc/tensor.h"
 
 namespace hulk::ops {
 

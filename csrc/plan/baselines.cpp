@@ -1,6 +1,7 @@
 // The paper's Systems A, B and C, and plans from a given assignment.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

@@ -15,7 +15,7 @@
 // - Regional clusters route on the R x R region table with the same rule and tie-breaks;
 //   a region's diagonal entry is its LAN and is never routed.
 // - with_machine(): every link in links_to_new must touch the new machine (index size()).
-#include "plan/cluster.h"
+#include "csrc/plan/cluster.h"
 
 #include <algorithm>
 #include <cmath>

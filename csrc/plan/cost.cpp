@@ -25,7 +25,7 @@
 //   iteration_s +inf. All reasons found are joined with "; ".
 // - allreduce_time throws std::invalid_argument on an index out of range, a repeated machine
 //   or negative bytes; it returns +inf when a ring neighbour pair is unreachable.
-#include "plan/cost.h"
+#include "csrc/plan/cost.h"
 
 #include <algorithm>
 #include <cmath>

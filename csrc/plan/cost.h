@@ -41,8 +41,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster.h"
-#include "model_spec.h"
+#include "csrc/plan/cluster.h"
+#include "csrc/plan/model_spec.h"
 
 namespace hulk::plan {
 

@@ -1,6 +1,9 @@
 // Hulk: the heuristic classification and the paper's Algorithm 1.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
+#include "csrc/plan/cluster_facts.h"
+#include "csrc/plan/split.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

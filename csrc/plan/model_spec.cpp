@@ -5,7 +5,7 @@
 // cost model was written for); the name may be empty. Divisibility of global_batch by the
 // number of micro-batches or replicas is not required: the cost model uses real-valued
 // micro-batch sizes, and planners decide what else they need.
-#include "plan/model_spec.h"
+#include "csrc/plan/model_spec.h"
 
 #include <cmath>
 #include <sstream>
@@ -58,5 +58,12 @@ double ModelSpec::stage_activation_bytes(int64_t n_layers, double b, int64_t m) 
   if (!recompute) return static_cast<double>(m) * per_microbatch;
   return static_cast<double>(m) * boundary_bytes(b) + per_microbatch;
 }
+
+// Same arithmetic, in the same order, as hulk/models.py, so both give the same doubles.
+double flops_per_token_of(double params, int64_t layers, int64_t hidden, int64_t seq_len) {
+  return 6.0 * params + 12.0 * static_cast<double>(layers) * static_cast<double>(hidden) * static_cast<double>(seq_len);
+}
+
+double activation_bytes_per_token_of(int64_t hidden) { return 34.0 * static_cast<double>(hidden); }
 
 }  // namespace hulk::plan

@@ -40,4 +40,11 @@ struct ModelSpec {
   double boundary_bytes(double sequences) const { return sequences * static_cast<double>(seq_len) * static_cast<double>(hidden) * 2.0; }
 };
 
+// The defaults the Python catalogue (hulk/models.py) fills in when a model leaves them out.
+// Training FLOPs per token, forward + backward: 6 P + 12 L h s (attention scores included).
+double flops_per_token_of(double params, int64_t layers, int64_t hidden, int64_t seq_len);
+// Activation bytes per token per layer kept for backward: 34 h (Korthikanti et al. 2022,
+// the attention-score term omitted).
+double activation_bytes_per_token_of(int64_t hidden);
+
 }  // namespace hulk::plan

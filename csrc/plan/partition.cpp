@@ -1,6 +1,8 @@
 // Chain order and the layer split by dynamic programming (planners.h building blocks).
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/cluster_facts.h"
+#include "csrc/plan/split.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>
@@ -40,18 +42,6 @@ std::vector<int64_t> proportional_bounds(const std::vector<double>& w, int64_t L
 
 
 }  // namespace
-
-std::vector<std::vector<int64_t>> detail::reach_groups(const Cluster& c, std::vector<int64_t> ms) {
-  std::vector<std::vector<int64_t>> out;
-  while (!ms.empty()) {
-    std::vector<int64_t> in, rest;
-    const int64_t h = ms.front();
-    for (int64_t x : ms) (c.reachable(h, x) ? in : rest).push_back(x);
-    out.push_back(std::move(in));
-    ms.swap(rest);
-  }
-  return out;
-}
 
 // ---- building blocks --------------------------------------------------------------------------
 

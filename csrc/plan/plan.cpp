@@ -14,7 +14,7 @@
 // - Two feasible jobs that share a machine must not run at overlapping times: schedule()
 //   throws std::invalid_argument naming them instead of silently reporting a plan that
 //   double-books a machine (overlaps up to a relative 1e-9 are rounding, not overlaps).
-#include "plan/plan.h"
+#include "csrc/plan/plan.h"
 
 #include <algorithm>
 #include <cmath>

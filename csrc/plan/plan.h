@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cost.h"
+#include "csrc/plan/cost.h"
 
 namespace hulk::plan {
 

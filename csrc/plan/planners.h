@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "plan.h"
+#include "csrc/plan/plan.h"
 
 namespace hulk::plan {
 

@@ -1,6 +1,7 @@
 // Recovery after a failure and the join of a new machine.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
+#include "csrc/plan/planners.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,10 @@
 // The search planner: greedy start, then annealing over moves and swaps.
-#include "detail.h"
-#include "planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/assignment.h"
+#include "csrc/plan/cluster_facts.h"
+#include "csrc/plan/split.h"
+#include "csrc/plan/planners.h"
+#include "csrc/plan/rules.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +18,6 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -288,51 +291,6 @@ std::vector<int64_t> fewest_machines_assignment(const Cluster& c, const std::vec
   return assign;
 }
 
-// Each job, largest memory need first, on the fastest free machines whose memory covers its
-// need, from the one region where that holds with the most throughput; a job that no region
-// holds alone takes the fastest free machines anywhere. The same rule as hulk/greedy.py, the
-// learned planner's simple baseline, which a Search with only the other starts lost to.
-std::vector<int64_t> fastest_in_one_region_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs) {
-  const int64_t N = c.size();
-  std::vector<int64_t> assign(static_cast<size_t>(N), -1);
-  std::vector<int64_t> by_speed(static_cast<size_t>(N));
-  for (int64_t x = 0; x < N; ++x) by_speed[static_cast<size_t>(x)] = x;
-  std::stable_sort(by_speed.begin(), by_speed.end(),
-                   [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
-  struct Cover {
-    double memory = 0, tflops = 0;
-    std::vector<int64_t> machines;
-    bool done = false;
-  };
-  for (int64_t j : jobs_by_need(jobs)) {
-    const double need = memory_need(jobs[static_cast<size_t>(j)]);
-    std::unordered_map<std::string, Cover> per_region;
-    Cover anywhere;
-    const Cover* best = nullptr;
-    for (int64_t x : by_speed) {
-      if (assign[static_cast<size_t>(x)] >= 0) continue;
-      for (Cover* cov : {&per_region[c.machine(x).region], &anywhere}) {
-        if (cov->done) continue;
-        cov->memory += capacity_bytes(c, x);
-        cov->tflops += c.machine(x).tflops;
-        cov->machines.push_back(x);
-        cov->done = cov->memory >= need;
-      }
-    }
-    // Most throughput; ties: fewer machines, then the lowest machine id (as hulk/greedy.py).
-    const auto key = [](const Cover& v) {
-      return std::make_tuple(v.tflops, -static_cast<int64_t>(v.machines.size()),
-                             -*std::min_element(v.machines.begin(), v.machines.end()));
-    };
-    for (const auto& [region, cov] : per_region)
-      if (cov.done && (best == nullptr || key(cov) > key(*best))) best = &cov;
-    if (best == nullptr && anywhere.done) best = &anywhere;
-    if (best != nullptr)
-      for (int64_t x : best->machines) assign[static_cast<size_t>(x)] = j;
-  }
-  return assign;
-}
-
 // System C's machines as a concurrent start: every machine, dealt to the jobs round robin in
 // id order (C runs each job on all of them; concurrently they must be shared).
 std::vector<int64_t> round_robin_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs) {
@@ -501,7 +459,7 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
   Plan hulk_fastest;
   bool have_hulk_fastest = false;
   add("fastest machines in one region", [&] {
-    std::vector<int64_t> a = fastest_in_one_region_assignment(c, jobs);
+    std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
     hulk_fastest = plan_hulk(c, jobs, a);
     have_hulk_fastest = true;
     return a;

@@ -1,5 +1,5 @@
 // The layer split of one job over fixed machines, optimised on the job's whole iteration
-// time (detail.h: SplitProblem, split_objective, optimise_split).
+// time (split.h: SplitProblem, split_objective, optimise_split).
 //
 // The objective is the cost model's (cost.h) for D replicas sharing one split n_0..n_{S-1}:
 //   T(n) = max_r [ sum_s (n_s c_rs + x_rs) + (m - 1) max_s (n_s c_rs + x_rs) ]   GPipe, slowest replica
@@ -36,7 +36,7 @@
 //      while T decreases (first improvement, at most kMaxPolish rounds; moves judged on the
 //      worst-replica proxy when D S > kExactPolish, kept only if the exact T agrees), which
 //      also takes care of the optimiser term.
-#include "detail.h"
+#include "csrc/plan/split.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,6 +44,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "csrc/plan/job_helpers.h"
 
 namespace hulk::plan::detail {
 

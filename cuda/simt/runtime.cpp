@@ -9,7 +9,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "../compat.h"
+#include "cuda/runtime/compat.h"
 
 struct CUstream_st {
   unsigned int flags;

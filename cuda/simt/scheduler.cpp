@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "../compat.h"
+#include "cuda/runtime/compat.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HULK_SIMT_ASAN 1

@@ -1,11 +1,11 @@
 // SIMT layer: what a `.cu` file needs from CUDA when it is compiled as plain C++ (HULK_SIMT).
 // Kernels then run on the CPU: every block's threads are fibers with real barrier and warp
 // semantics (see scheduler.cpp), device memory is host memory (see runtime.cpp).
-// Include it through cuda/compat.h, never directly.
+// Include it through cuda/runtime/compat.h, never directly.
 #pragma once
 
 #ifndef HULK_SIMT
-#error "cuda/simt/simt.h is the SIMT build's CUDA replacement; include cuda/compat.h instead"
+#error "cuda/simt/simt.h is the SIMT build's CUDA replacement; include cuda/runtime/compat.h instead"
 #endif
 
 #include <math.h>  // fminf, expf, ... in the global namespace, as in device code

@@ -21,8 +21,8 @@
 
 #include <gtest/gtest.h>
 
-#include "graph.h"
-#include "tensor.h"
+#include "csrc/graph.h"
+#include "csrc/tensor.h"
 
 namespace ref {
 

@@ -1,13 +1,13 @@
 // Kernels of test_simt.cpp. Compiled by nvcc in the CUDA build and as C++ in the SIMT build.
-#include "cuda/compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <chrono>
 #include <stdexcept>
 #include <vector>
 
-#include "cuda/check.h"
-#include "cuda/launch.h"
-#include "simt_kernels.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/launch.h"
+#include "tests/cpp/simt_kernels.h"
 
 namespace simt_test {
 namespace {

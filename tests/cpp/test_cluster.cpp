@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "reference.h"
-#include "plan/cluster.h"
+#include "tests/cpp/reference.h"
+#include "csrc/plan/cluster.h"
 
 namespace {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "reference.h"
-#include "plan/cluster.h"
-#include "plan/cost.h"
-#include "plan/model_spec.h"
-#include "plan/plan.h"
+#include "tests/cpp/reference.h"
+#include "csrc/plan/cluster.h"
+#include "csrc/plan/cost.h"
+#include "csrc/plan/model_spec.h"
+#include "csrc/plan/plan.h"
 
 namespace {
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "device.h"
-#include "nn/model.h"
-#include "reference.h"
-#include "runtime.h"
+#include "csrc/device.h"
+#include "csrc/nn/model.h"
+#include "tests/cpp/reference.h"
+#include "cuda/runtime/runtime.h"
 
 namespace {
 

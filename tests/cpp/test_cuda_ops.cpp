@@ -25,13 +25,13 @@
 #include <string>
 #include <vector>
 
-#include "device.h"
-#include "graph.h"
-#include "ops/ops.h"
-#include "reference.h"
-#include "runtime.h"
-#include "spmm_path.h"
-#include "tensor.h"
+#include "csrc/device.h"
+#include "csrc/graph.h"
+#include "csrc/ops/ops.h"
+#include "tests/cpp/reference.h"
+#include "cuda/runtime/runtime.h"
+#include "cuda/runtime/spmm_path.h"
+#include "csrc/tensor.h"
 
 namespace {
 

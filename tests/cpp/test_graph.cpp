@@ -10,9 +10,9 @@
 #include <tuple>
 #include <vector>
 
-#include "graph.h"
-#include "reference.h"
-#include "tensor.h"
+#include "csrc/graph.h"
+#include "tests/cpp/reference.h"
+#include "csrc/tensor.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/model.h"
-#include "reference.h"
+#include "csrc/nn/model.h"
+#include "tests/cpp/reference.h"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "graph.h"
-#include "ops/ops.h"
-#include "reference.h"
-#include "tensor.h"
+#include "csrc/graph.h"
+#include "csrc/ops/ops.h"
+#include "tests/cpp/reference.h"
+#include "csrc/tensor.h"
 
 namespace {
 

@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/detail.h"
-#include "plan/planners.h"
+#include "csrc/plan/job_helpers.h"
+#include "csrc/plan/split.h"
+#include "csrc/plan/planners.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// CUDA semantics of the kernel toolkit (cuda/compat.h, cuda/launch.h, cuda/check.h): barriers
+// CUDA semantics of the kernel toolkit (cuda/runtime/compat.h, cuda/runtime/launch.h, cuda/runtime/check.h): barriers
 // and shared memory, warp shuffles and votes, atomics, dynamic shared memory, vector types.
 // The same tests run on a GPU (nvcc build) and on the CPU simulator (HULK_CUDA=SIMT); the
 // expected values come from plain host loops written from the CUDA documentation.
@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "cuda/check.h"
-#include "cuda/launch.h"
-#include "runtime.h"
-#include "simt_kernels.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/launch.h"
+#include "cuda/runtime/runtime.h"
+#include "tests/cpp/simt_kernels.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "graph.h"
+#include "csrc/graph.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "nn/model.h"
+#include "csrc/nn/model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/hulk_fuzz_weight_file_" + std::to_string(::getpid()) + ".gnn";

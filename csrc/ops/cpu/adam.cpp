@@ -2,7 +2,7 @@
 // (weight_decay is added to the gradient; this is not AdamW).
 #include <cmath>
 
-#include "../backends.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::ops::cpu {
 

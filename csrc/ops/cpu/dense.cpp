@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "../../rng.h"
-#include "../backends.h"
+#include "csrc/rng.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::ops::cpu {
 

@@ -3,7 +3,7 @@
 // except the neighbour half of the input gradient, scattered serially.
 #include <algorithm>
 
-#include "../backends.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::ops::cpu {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../backends.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::ops::cpu {
 

@@ -1,7 +1,7 @@
 // Sparse primitives on the CPU: one output row per iteration, rows split over OpenMP
 // threads. Each row is written by one thread in a fixed order, so results are
 // deterministic and need no atomics.
-#include "../backends.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::ops::cpu {
 

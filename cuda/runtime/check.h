@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 namespace hulk::cuda::detail {
 

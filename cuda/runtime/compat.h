@@ -7,7 +7,7 @@
 #endif
 
 #if defined(HULK_SIMT)
-#include "simt/simt.h"
+#include "cuda/simt/simt.h"
 #else
 #include <cuda_runtime.h>
 #endif

@@ -2,12 +2,12 @@
 // (created once per thread, bound to the current stream on each use) and launch sizes.
 #pragma once
 
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <algorithm>
 #include <cstdint>
 
-#include "device.h"
+#include "csrc/device.h"
 
 namespace hulk::cuda {
 

@@ -1,10 +1,10 @@
 // One fused Adam step on CUDA (torch.optim.Adam semantics with L2 weight decay): moments
 // and parameter updated in one pass. Mirrors csrc/ops/cpu/adam.cpp.
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "context.h"
-#include "launch.h"
-#include "ops/backends.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/launch.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::cuda {
 namespace {

@@ -2,13 +2,13 @@
 // the bias gradient as a two-pass deterministic column reduction, and dropout with the
 // CPU's counter-based hash (rng.h), so masks match the CPU bit for bit. Mirrors
 // csrc/ops/cpu/dense.cpp.
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "context.h"
-#include "gpu_libs.h"
-#include "launch.h"
-#include "ops/backends.h"
-#include "rng.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/gpu_libs.h"
+#include "cuda/runtime/launch.h"
+#include "csrc/ops/backends.h"
+#include "csrc/rng.h"
 
 namespace hulk::cuda {
 namespace {

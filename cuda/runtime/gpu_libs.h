@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "graph.h"
-#include "tensor.h"
+#include "csrc/graph.h"
+#include "csrc/tensor.h"
 
 namespace hulk::cuda {
 

@@ -9,16 +9,16 @@
 // group kernel and summed by a block of 8 warps each (long_rows_kernel). Every output element
 // is summed by one thread (or, for long rows, by 8 warps whose partials are added in a fixed
 // order): no atomics, deterministic results.
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <cstdint>
 
-#include "check.h"
-#include "context.h"
-#include "gpu_libs.h"
-#include "launch.h"
-#include "ops/backends.h"
-#include "spmm_path.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/gpu_libs.h"
+#include "cuda/runtime/launch.h"
+#include "csrc/ops/backends.h"
+#include "cuda/runtime/spmm_path.h"
 
 namespace hulk::cuda {
 namespace {

@@ -1,4 +1,4 @@
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <map>
 #include <memory>
@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "check.h"
-#include "context.h"
-#include "gpu_libs.h"
-#include "ops/backends.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/gpu_libs.h"
+#include "csrc/ops/backends.h"
 
 #if defined(__CUDACC__)
 #include <cublas_v2.h>

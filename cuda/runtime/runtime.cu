@@ -1,6 +1,6 @@
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "runtime.h"
+#include "cuda/runtime/runtime.h"
 
 namespace hulk::cuda {
 

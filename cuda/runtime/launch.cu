@@ -1,11 +1,11 @@
 // The process-wide dynamic shared memory limit of hulk::cuda::launch.
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <atomic>
 #include <stdexcept>
 #include <string>
 
-#include "launch.h"
+#include "cuda/runtime/launch.h"
 
 namespace hulk::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // threads, so the same inputs give the same bits on every run (no atomics).
 #pragma once
 
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 namespace hulk::cuda {
 

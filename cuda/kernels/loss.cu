@@ -2,14 +2,14 @@
 // csrc/ops/cpu/loss.cpp: one thread per row computes the row's loss (in double), its
 // argmax and its gradient; the loss and the correct count are then summed by a
 // deterministic two-level block reduction (fixed row chunks per block, a fixed tree).
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <vector>
 
-#include "context.h"
-#include "launch.h"
-#include "ops/backends.h"
-#include "reduce.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/launch.h"
+#include "csrc/ops/backends.h"
+#include "cuda/kernels/reduce.h"
 
 namespace hulk::cuda {
 namespace {

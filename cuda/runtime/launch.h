@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 namespace hulk::cuda {
 

@@ -5,11 +5,11 @@
 // the input gradient, which lands on other rows and is added with float atomics: the one
 // atomic of the backend, in a reference path (its sums may differ in the last bits
 // between runs).
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
-#include "context.h"
-#include "launch.h"
-#include "ops/backends.h"
+#include "cuda/runtime/context.h"
+#include "cuda/runtime/launch.h"
+#include "csrc/ops/backends.h"
 
 namespace hulk::cuda {
 namespace {

@@ -4,17 +4,17 @@
 // normalised matrix) or its transpose's (the normalised transpose), with the same degrees:
 // entry (r, c) of weight w becomes w / sqrt(d_r d_c), computed in double as
 // csrc/graph.cpp's gcn_normalize does, so the values match the CPU's bit for bit.
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "check.h"
-#include "context.h"
-#include "device_csr.h"
-#include "graph.h"
-#include "launch.h"
+#include "cuda/runtime/check.h"
+#include "cuda/runtime/context.h"
+#include "csrc/device_csr.h"
+#include "csrc/graph.h"
+#include "cuda/runtime/launch.h"
 
 namespace hulk::cuda {
 namespace {

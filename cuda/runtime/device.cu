@@ -1,7 +1,7 @@
 // The device hooks of csrc/device.h for the CUDA backend: a caching allocator, copies,
 // fills and streams. The same source runs on a GPU (nvcc) and in the SIMT build, where
 // "device memory" is host memory and streams are synchronous.
-#include "compat.h"
+#include "cuda/runtime/compat.h"
 
 #include <algorithm>
 #include <mutex>
@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "check.h"
-#include "device.h"
-#include "launch.h"
-#include "runtime.h"
+#include "cuda/runtime/check.h"
+#include "csrc/device.h"
+#include "cuda/runtime/launch.h"
+#include "cuda/runtime/runtime.h"
 
 namespace hulk::device {
 namespace {

@@ -1,0 +1,72 @@
+// Small helpers the planner files share (job_helpers.h).
+#include "csrc/plan/job_helpers.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace hulk::plan::detail {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double capacity_bytes(const Cluster& c, int64_t i) { return c.machine(i).memory_gb * 1e9; }
+
+// The least memory a job needs in total: every layer's state once and the activations one
+// pipeline over all layers keeps (cost.h). A lower bound for any pipeline plan.
+double memory_need(const ModelSpec& m) {
+  return m.state_bytes(m.layers) +
+         m.stage_activation_bytes(m.layers, static_cast<double>(m.global_batch) / static_cast<double>(m.micro_batches),
+                                  m.micro_batches);
+}
+
+double group_memory(const Cluster& c, const std::vector<int64_t>& g) {
+  double s = 0;
+  for (int64_t i : g) s += capacity_bytes(c, i);
+  return s;
+}
+
+// Wall time the job occupies its machines (+inf when it cannot run).
+double job_time(const JobPlan& j) {
+  return j.cost.feasible ? static_cast<double>(j.model.iterations) * j.cost.iteration_s : kInf;
+}
+
+
+std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j) {
+  std::ostringstream o;
+  o << "job " << j;
+  if (!jobs[static_cast<size_t>(j)].name.empty()) o << " (" << jobs[static_cast<size_t>(j)].name << ")";
+  return o.str();
+}
+
+
+// Jobs in decreasing order of memory need (stable: equal needs keep the given order).
+std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs) {
+  std::vector<int64_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return memory_need(jobs[static_cast<size_t>(a)]) > memory_need(jobs[static_cast<size_t>(b)]);
+  });
+  return order;
+}
+
+double micro_batch(const ModelSpec& m, int64_t replicas) {
+  return static_cast<double>(m.global_batch) / (static_cast<double>(replicas) * static_cast<double>(m.micro_batches));
+}
+
+JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double shortfall) {
+  JobPlan jp;
+  jp.model = m;
+  jp.cost.feasible = false;
+  jp.cost.reason = reason;
+  jp.cost.memory_shortfall_bytes = shortfall;
+  return jp;
+}
+
+// Even split, the remainder going to the first stages (System B).
+std::vector<int64_t> even_bounds(int64_t S, int64_t L) {
+  std::vector<int64_t> b(static_cast<size_t>(S + 1), 0);
+  for (int64_t s = 0; s < S; ++s) b[static_cast<size_t>(s + 1)] = b[static_cast<size_t>(s)] + L / S + (s < L % S ? 1 : 0);
+  return b;
+}
+
+}  // namespace hulk::plan::detail

@@ -1,0 +1,36 @@
+// The layer split of one job over fixed machines (split.cpp): the problem as the split sees
+// it, its objective (the job's iteration time) and the optimiser. Internal to the planners.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "csrc/plan/planners.h"
+
+namespace hulk::plan::detail {
+
+// Largest number of layers a stage can hold in `cap` bytes at micro-batch b (0: not one).
+int64_t layers_that_fit(const ModelSpec& m, double b, double cap);
+// One job's D replicas of S stage positions on fixed machines, as the split sees them; the
+// formula it optimises is written out at the top of split.cpp.
+struct SplitProblem {
+  int64_t layers = 0, micro_batches = 1;
+  std::vector<std::vector<double>> c, x;  // [D][S] compute per layer, send after the stage
+  std::vector<double> o;                  // [S] slowest replica's optimiser time per layer
+  std::vector<double> ar_a, ar_b;         // [S] all-reduce of n layers = ar_a + ar_b n (D > 1)
+  std::vector<int64_t> max_layers;        // [S] layers that fit every replica's machine
+};
+// `batch_replicas` > 0 sets the micro-batch as for that many replicas (default: replicas.size()).
+SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vector<std::vector<int64_t>>& replicas,
+                           const CostOptions& opts = {}, int64_t batch_replicas = 0);
+// The job's iteration time for a split (pipeline_cost's iteration_s); +inf if it does not fit.
+double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds);
+// The split of least split_objective: exact when at most `exhaustive_limit` splits exist,
+// otherwise DP + bounded search (split.cpp). Empty when no split fits.
+std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_limit = 4096);
+// The split the planner used before it optimised the whole cost: least bottleneck
+// max_s (n_s c_s + x_s) (worst replica), then least sum among those. The reference that
+// bottleneck_pipeline and the benchmark measure the new split against.
+std::vector<int64_t> bottleneck_split(const SplitProblem& p);
+
+}  // namespace hulk::plan::detail
