@@ -100,16 +100,12 @@ _KEYS = _CORE_FIELDS + ("source", "aliases", "notes")
 
 def flops_per_token_of(params: float, layers: int, hidden: int, seq_len: int) -> float:
     """6 P + 12 L h s (see the module docstring)."""
-    # TODO(merge): replace with _core.plan.flops_per_token(params, layers, hidden, seq_len)
-    # (the formula's one home, csrc/plan/model_spec.h); this Python mirror goes then.
-    return 6.0 * params + 12.0 * layers * hidden * seq_len
+    return _core.plan.flops_per_token(float(params), int(layers), int(hidden), int(seq_len))  # csrc/plan/model_spec.h
 
 
 def activation_bytes_per_token_of(hidden: int) -> float:
     """34 h bytes per token per layer (Korthikanti et al. 2022, attention-score term omitted)."""
-    # TODO(merge): replace with _core.plan.activation_bytes_per_token(hidden)
-    # (the formula's one home, csrc/plan/model_spec.h); this Python mirror goes then.
-    return 34.0 * hidden
+    return _core.plan.activation_bytes_per_token(int(hidden))  # csrc/plan/model_spec.h
 
 
 @dataclass

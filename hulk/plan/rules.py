@@ -17,10 +17,9 @@ the paper's Algorithm 1 and the pipeline partition, nothing else: the same as
 
     plan_classes(cluster, jobs, greedy_classes(cluster, jobs)).makespan_s
 
-The two rules are being moved to C++ (``_core.plan.greedy_classes`` and
-``_core.plan.grow_bottleneck``); each is reached through one private function here, marked
-``TODO(merge)``, and ``tests/python/reference_rules.py`` keeps the Python reference the tests
-compare with.
+Both rules are written once, in C++ (``csrc/plan/rules.h``), and Search uses the same code for
+its start and its growth; ``tests/python/reference_rules.py`` keeps a Python twin that the
+tests compare with.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import numpy as np
 
 from .. import _core
 from .._checks import is_int
-from .cluster import Cluster
 from .inputs import as_cluster, as_model_specs
 from ..errors import InputError
 
@@ -43,6 +41,12 @@ GROWTH_STEPS = (1, 2, 4, 8, 16)
 def job_need_bytes(job_specs: list) -> np.ndarray:
     """``ModelSpec.memory_need_bytes`` of each job, ``[J]`` float64."""
     return np.array([j.memory_need_bytes() for j in job_specs], dtype=np.float64)
+
+
+def _count(name: str, v) -> int:
+    if not is_int(v) or not 0 <= v <= 2**31 - 1:
+        raise InputError(f"{name}: expected an integer in [0, 2**31 - 1], got {v!r}")
+    return int(v)
 
 
 def check_classes(classes, n: int, n_jobs: int) -> list[int]:
@@ -68,7 +72,8 @@ def greedy_classes(cluster, jobs) -> list[int]:
     """Job index per machine (-1 idle) by the greedy rule of the module docstring. ``cluster``
     is a Cluster or anything :func:`hulk.plan.as_cluster` takes; ``jobs`` are catalogue names
     or ModelSpecs."""
-    return _greedy_rule(as_cluster(cluster), as_model_specs(jobs))
+    cluster, job_specs = as_cluster(cluster), as_model_specs(jobs)
+    return list(_core.plan.greedy_classes(cluster.to_core(), [j.to_core() for j in job_specs]))
 
 
 def grow_bottleneck(cluster, jobs, classes, rounds: int = DEFAULT_GROW_ROUNDS, steps=GROWTH_STEPS) -> tuple:
@@ -85,70 +90,7 @@ def grow_bottleneck(cluster, jobs, classes, rounds: int = DEFAULT_GROW_ROUNDS, s
     replicas) often shorten it; a 2 s Search found this on most generated clusters, and this
     directed step finds most of it."""
     cluster, job_specs = as_cluster(cluster), as_model_specs(jobs)
-    core_plan, grown, start_s = _grow_rule(cluster, job_specs, check_classes(classes, len(cluster), len(job_specs)),
-                                           int(rounds), tuple(int(k) for k in steps))
+    core_plan, grown, start_s = _core.plan.grow_bottleneck(
+        cluster.to_core(), [j.to_core() for j in job_specs], check_classes(classes, len(cluster), len(job_specs)),
+        _count("rounds", rounds), [_count("steps", k) for k in steps])
     return core_plan, np.asarray(grown, dtype=np.int64), start_s
-
-
-def _greedy_rule(cluster: Cluster, job_specs: list) -> list[int]:
-    # TODO(merge): replace with _core.plan.greedy_classes(cluster.to_core(), [j.to_core() for j in job_specs])
-    # (the Python body below then goes; tests/python/reference_rules.py keeps it as the reference).
-    m = cluster.machine_table()
-    memory, tflops, region, need = m.memory_gb * 1e9, m.tflops, m.region, job_need_bytes(job_specs)
-
-    def cover(candidates: np.ndarray, want: float):
-        """The shortest prefix of ``candidates`` (fastest first) whose memory reaches ``want``,
-        or None when all of them together fall short."""
-        total = np.cumsum(memory[candidates])
-        if total.size == 0 or total[-1] < want:
-            return None
-        return candidates[: int(np.searchsorted(total, want)) + 1]
-
-    fastest_first = np.argsort(-tflops, kind="stable")
-    classes = np.full(len(memory), -1, dtype=np.int64)
-    for j in np.argsort(-need, kind="stable"):
-        free = fastest_first[classes[fastest_first] < 0]
-        best, best_key = None, None
-        for r in np.unique(region[free]):
-            chosen = cover(free[region[free] == r], need[j])
-            # most throughput; ties: fewer machines, then the lowest machine id (as Search's start)
-            key = None if chosen is None else (tflops[chosen].sum(), -chosen.size, -chosen.min())
-            if key is not None and (best_key is None or key > best_key):
-                best, best_key = chosen, key
-        if best is None:  # no region holds it alone: the fastest machines anywhere
-            best = cover(free, need[j])
-        if best is not None:
-            classes[best] = j
-    return classes.tolist()
-
-
-def _grow_rule(cluster: Cluster, job_specs: list, classes: list, rounds: int, steps) -> tuple:
-    # TODO(merge): replace with _core.plan.grow_bottleneck(cluster.to_core(), [j.to_core() for j in job_specs],
-    # classes, rounds, steps) (the Python body below then goes; tests/python/reference_rules.py keeps it).
-    core_cluster, core_jobs = cluster.to_core(), [j.to_core() for j in job_specs]
-    m = cluster.machine_table()
-    best = np.asarray(classes, dtype=np.int64).copy()
-    p = _core.plan.plan_hulk(core_cluster, core_jobs, best.tolist())
-    start_s = p.makespan_s
-    for _ in range(rounds):
-        finish = np.array([j["finish_s"] if j["feasible"] else np.inf for j in p.to_dict()["jobs"]])
-        b = int(np.argmax(finish))
-        mine = best == b
-        free = np.flatnonzero(best < 0)
-        free = free[np.isin(m.region[free], m.region[mine])]
-        if not mine.any() or free.size == 0:
-            break
-        candidates = free[np.argsort(-m.tflops[free], kind="stable")]
-        found = None
-        for k in steps:
-            if k > candidates.size:
-                break
-            trial = best.copy()
-            trial[candidates[:k]] = b
-            q = _core.plan.plan_hulk(core_cluster, core_jobs, trial.tolist())
-            if q.makespan_s < (found[1].makespan_s if found else p.makespan_s * (1 - 1e-9)):
-                found = (trial, q)
-        if found is None:
-            break
-        best, p = found
-    return p, best, start_s
