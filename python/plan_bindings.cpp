@@ -5,6 +5,7 @@
 
 #include "csrc/plan/job_helpers.h"
 #include "csrc/plan/planners.h"
+#include "csrc/plan/plausible.h"
 #include "csrc/plan/rules.h"
 
 namespace py = pybind11;
@@ -183,6 +184,23 @@ void bind_plan(py::module_& m) {
   m.def("plan_assignment", [](const Cluster& c, Jobs j, const std::vector<int64_t>& assignment,
                               const std::string& name) { return plan_assignment(c, j, assignment, name.c_str()); });
   m.def("heuristic_classes", &heuristic_classes);
+  m.def(
+      "plausible_ranges",
+      [] {
+        py::list out;
+        for (const PlausibleRange& r : plausible_ranges()) {
+          py::dict d;
+          d["field"] = r.field;
+          d["lo"] = r.lo;
+          d["hi"] = r.hi;
+          d["zero_ok"] = r.zero_ok;
+          d["unit"] = r.unit;
+          d["why"] = r.why;
+          out.append(d);
+        }
+        return out;
+      },
+      "The plausible range of each machine and link attribute (csrc/plan/plausible.h)");
   m.def("greedy_classes", &greedy_classes, py::arg("cluster"), py::arg("jobs"),
         "Job index per machine (-1 idle): each job, largest memory need first, on the fastest free "
         "machines of the one region that holds it with the most throughput (hulk.greedy's rule)");

@@ -17,6 +17,8 @@
 // - with_machine(): every link in links_to_new must touch the new machine (index size()).
 #include "csrc/plan/cluster.h"
 
+#include "csrc/plan/plausible.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -52,6 +54,8 @@ void validate(const std::vector<Machine>& machines, const std::vector<Link>& lin
       fail(machine_label(machines, i) + ": memory_gb must be finite and > 0, got " + num(m.memory_gb));
     if (!std::isfinite(m.tflops) || m.tflops <= 0)
       fail(machine_label(machines, i) + ": tflops must be finite and > 0, got " + num(m.tflops));
+    check_plausible(kMemoryGbRange, m.memory_gb, "Cluster: " + machine_label(machines, i));
+    check_plausible(kTflopsRange, m.tflops, "Cluster: " + machine_label(machines, i));
   }
   const int64_t n = static_cast<int64_t>(machines.size());
   if (links.empty()) return;  // (a regional cluster: no N x N table, which would be 3.2 GB at 20,000 machines)
@@ -70,6 +74,8 @@ void validate(const std::vector<Machine>& machines, const std::vector<Link>& lin
       fail(lk + pair + ": latency_ms must be finite and >= 0, got " + num(l.latency_ms));
     if (!std::isfinite(l.bandwidth_gbps) || l.bandwidth_gbps <= 0)
       fail(lk + pair + ": bandwidth_gbps must be finite and > 0, got " + num(l.bandwidth_gbps));
+    check_plausible(kLatencyMsRange, l.latency_ms, "Cluster: " + lk + pair);
+    check_plausible(kBandwidthGbpsRange, l.bandwidth_gbps, "Cluster: " + lk + pair);
     const int64_t lo = std::min(l.a, l.b), hi = std::max(l.a, l.b);
     int64_t& first = seen[static_cast<size_t>(lo * n + hi)];
     if (first >= 0)
@@ -141,6 +147,7 @@ Cluster::Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net
            std::to_string(R) + ")");
     if (!std::isfinite(a) || a < 0)
       fail(machine_label(machines_, static_cast<size_t>(i)) + ": access_ms must be finite and >= 0, got " + num(a));
+    check_plausible(kLatencyMsRange, a, "Cluster: " + machine_label(machines_, static_cast<size_t>(i)), "access_ms");
   }
   for (int64_t r = 0; r < R; ++r) {
     for (int64_t s = 0; s < R; ++s) {
@@ -153,6 +160,8 @@ Cluster::Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net
       const double lat = net_.base_latency_ms[p], bw = net_.base_bandwidth_gbps[p];
       if (!std::isfinite(lat) || lat < 0) fail(pair + ": base_latency_ms must be finite and >= 0, got " + num(lat));
       if (!std::isfinite(bw) || bw <= 0) fail(pair + ": base_bandwidth_gbps must be finite and > 0, got " + num(bw));
+      check_plausible(kLatencyMsRange, lat, "Cluster: " + pair, "base_latency_ms");
+      check_plausible(kBandwidthGbpsRange, bw, "Cluster: " + pair, "base_bandwidth_gbps");
       if (lat != net_.base_latency_ms[q] || bw != net_.base_bandwidth_gbps[q])
         fail(pair + ": base_latency_ms and base_bandwidth_gbps must be symmetric");
     }

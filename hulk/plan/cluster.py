@@ -27,9 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from .. import _core
 from ..errors import InputError
 
-__all__ = ["Cluster", "Machines", "cities", "unit_vector"]
+__all__ = ["Cluster", "Machines", "check_plausible", "cities", "implausible", "plausible_ranges", "plausible_words", "unit_vector"]
 
 _DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -137,6 +138,45 @@ class Cluster(abc.ABC):
     def derivation_notes(self) -> list[str]:
         """How the cluster's attributes were derived (one line per rule applied); none by default."""
         return []
+
+
+@lru_cache(maxsize=1)
+def _ranges() -> dict:
+    return {r["field"]: r for r in _core.plan.plausible_ranges()}
+
+
+def plausible_ranges() -> dict:
+    """``{field: {"lo", "hi", "zero_ok", "unit", "why"}}`` for ``memory_gb``, ``tflops``, ``gpus``,
+    ``latency_ms`` and ``bandwidth_gbps``: the bounds outside which a value is a unit mistake or a
+    typo rather than a machine or link that exists. Written once, with their sources, in
+    ``csrc/plan/plausible.h``; the C++ cluster enforces them too."""
+    return {k: dict(v) for k, v in _ranges().items()}
+
+
+def implausible(field: str, values) -> np.ndarray:
+    """Mask of the ``values`` (finite numbers) outside ``field``'s plausible range."""
+    r = _ranges()[field]
+    v = np.asarray(values, dtype=np.float64)
+    ok = (v >= r["lo"]) & (v <= r["hi"])
+    if r["zero_ok"]:
+        ok |= v == 0
+    return ~ok
+
+
+def check_plausible(field: str, value, where: str, name: str | None = None) -> None:
+    """Raises :class:`InputError` naming ``where``, the field (``name`` when it is stored under
+    another name, e.g. ``access_ms`` for a latency) and the value when ``value`` lies outside
+    ``field``'s plausible range."""
+    if implausible(field, [value])[0]:
+        raise InputError(f"{where}: {name or field} = {value!r} is outside the plausible range "
+                         f"{plausible_words(field)}; check the value and its unit")
+
+
+def plausible_words(field: str) -> str:
+    """``field``'s plausible range in words, e.g. ``[0.001, 1e+06] TFLOPS (1 GFLOPS to ...)``."""
+    r = _ranges()[field]
+    zero = "0 or " if r["zero_ok"] else ""
+    return f"{zero}[{r['lo']:g}, {r['hi']:g}] {r['unit']} ({r['why']})"
 
 
 def city_coordinates() -> dict:

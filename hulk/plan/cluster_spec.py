@@ -97,7 +97,8 @@ import numpy as np
 from .. import _core
 from .._checks import is_int, is_real
 from .._io import atomic_write, parse_json, read_json_file
-from .cluster import Cluster, Machines, city_coordinates, explicit_locations, unit_vector
+from .cluster import (Cluster, Machines, check_plausible, city_coordinates, explicit_locations, plausible_ranges,
+                      unit_vector)
 from ..errors import InputError
 
 __all__ = [
@@ -468,6 +469,8 @@ class ClusterSpec(Cluster):
                     continue
                 if not is_real(v) or not math.isfinite(v) or v <= 0:
                     raise InputError(f"{where}: {key} must be finite and > 0, got {v!r}")
+                if key != "capability":
+                    check_plausible(key, v, where)
             if m["gpu"] is not None:
                 try:
                     gpu_info(m["gpu"])
@@ -477,6 +480,8 @@ class ClusterSpec(Cluster):
         seen = {}
         link_keys = set(_LINK_KEYS)
         isfinite = math.isfinite
+        ranges = plausible_ranges()
+        (lat_lo, lat_hi), (bw_lo, bw_hi) = [(ranges[k]["lo"], ranges[k]["hi"]) for k in ("latency_ms", "bandwidth_gbps")]
         for j, l in enumerate(self.links):
             if type(l) is not dict and not isinstance(l, dict):
                 raise InputError(f"link {j}: expected a dict, got {type(l).__name__}")
@@ -503,6 +508,9 @@ class ClusterSpec(Cluster):
                 raise InputError(f"link {j} ({a!r}-{b!r}): latency_ms must be finite and >= 0, got {lat!r}")
             if not is_real(bw) or not isfinite(bw) or bw <= 0:
                 raise InputError(f"link {j} ({a!r}-{b!r}): bandwidth_gbps must be finite and > 0, got {bw!r}")
+            if not ((lat_lo <= lat <= lat_hi or lat == 0) and bw_lo <= bw <= bw_hi):  # fast path first
+                check_plausible("latency_ms", lat, f"link {j} ({a!r}-{b!r})")
+                check_plausible("bandwidth_gbps", bw, f"link {j} ({a!r}-{b!r})")
             if type(l["bandwidth_derived"]) is not bool:
                 raise InputError(f"link {j} ({a!r}-{b!r}): bandwidth_derived must be a bool, "
                                  f"got {l['bandwidth_derived']!r}")

@@ -79,7 +79,7 @@ from .. import _core
 from .._checks import is_int, is_real
 from .._io import atomic_write, parse_json, read_json_file
 from . import cluster_spec
-from .cluster import Cluster, Machines, cities, unit_vector
+from .cluster import Cluster, Machines, cities, implausible, plausible_words, unit_vector
 from ..errors import InputError
 
 __all__ = [
@@ -247,7 +247,7 @@ def _first_bad(name: str, bad: np.ndarray, arr: np.ndarray, what: str):
     if bad.any():
         k = tuple(int(v) for v in np.argwhere(bad)[0])
         at = k[0] if len(k) == 1 else list(k)
-        raise InputError(f"{name} must be {what}, got {arr[k]!r} at {at}")
+        raise InputError(f"{name} must be {what}, got {arr[k].item()!r} at {at}")
 
 
 @dataclass(eq=False)
@@ -309,13 +309,19 @@ class RegionalCluster(Cluster):
             _first_bad(name, arr != arr.T, arr, "symmetric (differs from its transpose)")
         _first_bad("base_latency_ms", self.base_latency_ms < 0, self.base_latency_ms, ">= 0")
         _first_bad("base_bandwidth_gbps", self.base_bandwidth_gbps <= 0, self.base_bandwidth_gbps, "> 0")
+        for name, field in (("base_latency_ms", "latency_ms"), ("base_bandwidth_gbps", "bandwidth_gbps")):
+            arr = getattr(self, name)  # only where the regions are linked: elsewhere the value is not used
+            _first_bad(name, implausible(field, arr) & self.region_link, arr, "in the plausible range " + plausible_words(field))
         _first_bad("region_link", ~np.diag(self.region_link), np.diag(self.region_link), "True on the diagonal")
         _first_bad("region", (self.region < 0) | (self.region >= R), self.region, f"a region index in [0, {R})")
         _first_bad("access_ms", self.access_ms < 0, self.access_ms, ">= 0")
+        _first_bad("access_ms", implausible("latency_ms", self.access_ms), self.access_ms,
+                   "in the plausible range " + plausible_words("latency_ms"))
         _first_bad("gpu", (self.gpu < 0) | (self.gpu >= G), self.gpu, f"a gpu_names index in [0, {G})")
         for name in ("gpus", "memory_gb", "tflops"):
             arr = getattr(self, name)
             _first_bad(name, arr <= 0, arr, "> 0")
+            _first_bad(name, implausible(name, arr), arr, "in the plausible range " + plausible_words(name))
 
     def _check_names(self, field_name: str) -> int:
         names = getattr(self, field_name)

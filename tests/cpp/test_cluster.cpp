@@ -169,6 +169,32 @@ TEST(Cluster, ValidationLinks) {
   EXPECT_NO_THROW(Cluster(machines(3), {{0, 1, 0, 1}}));
 }
 
+// Finite but absurd values (a unit mistake, a typo) are refused by name, at both ends of each
+// range of csrc/plan/plausible.h; the largest real machines and links pass.
+TEST(Cluster, ValidationPlausibleRanges) {
+  auto machine = [](double mem, double tf) {
+    return [=] {
+      std::vector<Machine> ms = machines(2);
+      ms[1] = mach("odd", mem, tf);
+      Cluster c(ms, {});
+    };
+  };
+  EXPECT_TRUE(throws_invalid_argument_with(machine(80, 1e308), {"machine 1", "odd", "tflops = 1e+308", "plausible"}));
+  EXPECT_TRUE(throws_invalid_argument_with(machine(80, 1e-300), {"tflops = 1e-300", "plausible"}));
+  EXPECT_TRUE(throws_invalid_argument_with(machine(2e5, 100), {"memory_gb = 200000", "plausible"}));
+  EXPECT_TRUE(throws_invalid_argument_with(machine(1e-9, 100), {"memory_gb = 1e-09", "plausible"}));
+  EXPECT_NO_THROW(machine(13500, 180000)());  // GB200 NVL72 as one machine
+  auto link = [](double lat, double bw) {
+    return [=] { Cluster c(machines(3), {{0, 1, lat, bw}}); };
+  };
+  EXPECT_TRUE(throws_invalid_argument_with(link(1e-300, 8), {"link 0", "latency_ms = 1e-300", "plausible"}));
+  EXPECT_TRUE(throws_invalid_argument_with(link(1e9, 8), {"link 0", "latency_ms = 1e+09", "plausible"}));
+  EXPECT_TRUE(throws_invalid_argument_with(link(1, 1e308), {"link 0", "bandwidth_gbps = 1e+308", "plausible"}));
+  EXPECT_TRUE(throws_invalid_argument_with(link(1, 1e-12), {"bandwidth_gbps = 1e-12", "plausible"}));
+  EXPECT_NO_THROW(link(0.001, 6400)());  // one RDMA hop between 8 x 800 Gbit/s servers
+  EXPECT_NO_THROW(link(300, 0.07)());     // a slow intercontinental path
+}
+
 TEST(Cluster, IndexChecks) {
   Cluster c(machines(2), {{0, 1, 1, 8}});
   EXPECT_THROW(c.send_time(0, 2, 1), std::out_of_range);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from importlib.resources import files
 
@@ -424,3 +425,51 @@ def test_batched_rule_c_gives_the_per_link_values():
     sparse = cluster_spec.from_json({"version": cluster_spec.SCHEMA_VERSION, "machines": machines[:4],
                                      "links": [{"a": 0, "b": 1, "latency_ms": 1.0}, {"a": 2, "b": 3, "latency_ms": 1}]})
     assert any("2 connected components" in s for s in sparse.notes)
+
+
+# ------------------------------------------------------------------------------ plausible values
+
+@pytest.mark.parametrize("attrs, words", [
+    (dict(tflops=1e308), "tflops = 1e+308 is outside the plausible range"),
+    (dict(tflops=1e-300), "tflops = 1e-300 is outside the plausible range"),
+    (dict(memory_gb=1e12), "memory_gb = 1000000000000.0 is outside the plausible range"),
+    (dict(gpus=1e9), "gpus = 1000000000.0 is outside the plausible range"),
+])
+def test_absurd_machine_values_are_refused_by_name(attrs, words):
+    G = _small_graph()
+    G.nodes["c"].update(attrs)
+    with pytest.raises(ValueError, match=f"machine 2 \\('c'\\).*{re.escape(words)}.*check the value and its unit"):
+        cs.from_networkx(G)
+
+
+@pytest.mark.parametrize("attrs, words", [
+    (dict(latency_ms=1e-300), "latency_ms = 1e-300"), (dict(latency_ms=1e9), "latency_ms = 1000000000.0"),
+    (dict(latency_ms=1.0, bandwidth_gbps=1e308), "bandwidth_gbps = 1e+308"),
+    (dict(latency_ms=1.0, bandwidth_gbps=1e-12), "bandwidth_gbps = 1e-12"),
+])
+def test_absurd_link_values_are_refused_by_name(attrs, words):
+    G = _small_graph()
+    G.edges["b", "c"].update(attrs)
+    with pytest.raises(ValueError, match=f"link 1 .*{re.escape(words)} is outside the plausible range"):
+        cs.from_networkx(G)
+
+
+def test_absurd_values_in_a_cluster_file_name_the_field(tmp_path):
+    doc = _doc()
+    doc["machines"][0]["tflops"] = 1e308
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="m0.*tflops = 1e\\+308 is outside the plausible range"):
+        cs.from_json(str(path))
+
+
+def test_the_largest_real_machines_and_links_are_plausible():
+    from hulk.plan import cluster as cl
+    r = cl.plausible_ranges()
+    assert set(r) == {"memory_gb", "tflops", "gpus", "latency_ms", "bandwidth_gbps"}
+    G = _small_graph()
+    G.nodes["c"].update(memory_gb=13500.0, tflops=180000.0, gpus=72)  # GB200 NVL72 as one machine
+    G.edges["b", "c"].update(latency_ms=0.001, bandwidth_gbps=6400.0)
+    assert len(cs.from_networkx(G)) == 3
+    G.edges["b", "c"].update(latency_ms=0.0)  # co-located: allowed, as before
+    assert len(cs.from_networkx(G)) == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import sys
 import time
 from importlib.resources import files
@@ -329,3 +330,13 @@ def test_sample_links_and_to_spec_check_their_arguments(mid):
             mid.sample_links(**kwargs)
     with pytest.raises(ValueError, match="max_machines"):
         mid.to_spec(max_machines=0)
+
+
+def test_absurd_values_of_a_regional_cluster_are_refused_by_name():
+    c = gen.generate_cluster(30, seed=2)
+    doc = c.to_dict()
+    for key, value in (("tflops", 1e308), ("access_ms", 1e-300)):
+        bad = json.loads(json.dumps(doc))
+        bad[key][3] = value
+        with pytest.raises(ValueError, match=f"{key} must be in the plausible range .*, got {re.escape(repr(value))} at 3"):
+            gen.RegionalCluster.from_dict(bad)
