@@ -129,10 +129,11 @@ double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double
   return 2.0 * (nd - 1.0) * max_lat + 2.0 * (nd - 1.0) / nd * bytes / min_bw;
 }
 
-JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas,
-                      const CostOptions& opts) {
-  m.validate();
-  check_options(opts);
+namespace {
+
+// pipeline_cost's argument checks: every replica a valid chain of distinct machines with
+// strictly increasing bounds over all layers, all replicas splitting the layers alike.
+void check_replicas(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas) {
   const std::string where = "pipeline_cost";
   if (replicas.empty()) throw std::invalid_argument(where + ": no replicas");
   const int64_t L = m.layers;
@@ -163,80 +164,111 @@ JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Re
       throw std::invalid_argument(rw + ": layer split differs from replica 0 (data-parallel replicas must split "
                                        "the layers the same way)");
   }
+}
 
-  const double D = static_cast<double>(replicas.size());
+// One replica's GPipe time, split into compute and communication shares, and its slowest
+// stage's optimiser step.
+struct ReplicaTime {
+  std::vector<StageCost> stages;
+  double compute = 0, comm = 0, optimizer = 0;
+};
+
+// Costs replica `r`'s stages at micro-batch b; unreachable neighbours and stages over their
+// machine's memory are added to jc's reason (and shortfall).
+ReplicaTime replica_time(const Cluster& c, const ModelSpec& m, const Replica& rep, size_t r, double b,
+                         const CostOptions& opts, JobCost& jc) {
+  const size_t S = rep.machines.size();
   const int64_t mb = m.micro_batches;
-  const double b = static_cast<double>(m.global_batch) / (D * static_cast<double>(mb));
   const double boundary = m.boundary_bytes(b);
+  ReplicaTime out;
+  out.stages.resize(S);
+  double sum_c = 0, sum_x = 0, best = -1, c_star = 0, x_star = 0;
+  for (size_t s = 0; s < S; ++s) {
+    StageCost& st = out.stages[s];
+    const int64_t i = rep.machines[s];
+    const double F = c.machine(i).tflops * 1e12;
+    const int64_t n_s = rep.bounds[s + 1] - rep.bounds[s];
+    st.machine = i;
+    st.first_layer = rep.bounds[s];
+    st.last_layer = rep.bounds[s + 1];
+    st.compute_s = stage_compute_s(m, static_cast<double>(n_s), b, F);
+    if (s + 1 < S) {
+      const int64_t j = rep.machines[s + 1];
+      if (!c.reachable(i, j))
+        add_reason(jc, "replica " + std::to_string(r) + ": stages " + std::to_string(s) + " and " +
+                           std::to_string(s + 1) + " are on " + c.label(i) + " and " + c.label(j) +
+                           ", which cannot communicate (" + unreachable_why(c) + ")");
+      st.send_s = 2.0 * c.send_time(i, j, boundary);
+    }
+    st.memory_bytes = m.state_bytes(n_s) + m.stage_activation_bytes(n_s, b, mb);
+    st.memory_capacity_bytes = c.machine(i).memory_gb * 1e9;
+    if (st.memory_bytes > st.memory_capacity_bytes) {
+      jc.memory_shortfall_bytes += st.memory_bytes - st.memory_capacity_bytes;
+      add_reason(jc, c.label(i) + " needs " + format_gb(st.memory_bytes) + " for layers [" +
+                         std::to_string(st.first_layer) + ", " + std::to_string(st.last_layer) + ") of replica " +
+                         std::to_string(r) + " but has " + format_gb(st.memory_capacity_bytes));
+    }
+    sum_c += st.compute_s;
+    sum_x += st.send_s;
+    const double cx = st.compute_s + st.send_s;
+    if (cx > best) {
+      best = cx;
+      c_star = st.compute_s;
+      x_star = st.send_s;
+    }
+    out.optimizer = std::max(out.optimizer, stage_optimizer_s(m, static_cast<double>(n_s), F, opts));
+  }
+  out.compute = gpipe_time(sum_c, c_star, mb);  // the replica's compute share
+  out.comm = gpipe_time(sum_x, x_star, mb);     // and its communication share
+  return out;
+}
+
+// The slowest stage position's gradient all-reduce over its ring of replicas (0 for one
+// replica); broken rings are added to jc's reason.
+double allreduce_s(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas, JobCost& jc) {
+  double t_ar = 0;
+  if (replicas.size() <= 1) return t_ar;
+  for (size_t s = 0; s < replicas[0].machines.size(); ++s) {
+    std::vector<int64_t> ring;
+    ring.reserve(replicas.size());
+    for (const Replica& rep : replicas) ring.push_back(rep.machines[s]);
+    const auto gap = ring_gap(c, ring);
+    if (gap.first >= 0)
+      add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + c.label(gap.first) + " and " +
+                         c.label(gap.second) + " cannot communicate (" + unreachable_why(c) + ")");
+    const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
+    t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
+  }
+  return t_ar;
+}
+
+}  // namespace
+
+JobCost pipeline_cost(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas,
+                      const CostOptions& opts) {
+  m.validate();
+  check_options(opts);
+  check_replicas(c, m, replicas);
+  const double D = static_cast<double>(replicas.size());
+  const double b = static_cast<double>(m.global_batch) / (D * static_cast<double>(m.micro_batches));
 
   JobCost jc;
   jc.feasible = true;
-  double worst_pipe = -1, worst_compute = 0, worst_comm = 0;
-  double t_opt = 0;
+  // The slowest replica's pipeline = gpipe_time(sum_s (C_s + X_s), C_s* + X_s*, m), its
+  // compute and communication shares kept apart.
+  double worst_pipe = -1, worst_compute = 0, worst_comm = 0, t_opt = 0;
   for (size_t r = 0; r < replicas.size(); ++r) {
-    const Replica& rep = replicas[r];
-    std::vector<StageCost> stages(S);
-    double sum_c = 0, sum_x = 0, best = -1, c_star = 0, x_star = 0;
-    for (size_t s = 0; s < S; ++s) {
-      StageCost& st = stages[s];
-      const int64_t i = rep.machines[s];
-      const double F = c.machine(i).tflops * 1e12;
-      const int64_t n_s = rep.bounds[s + 1] - rep.bounds[s];
-      st.machine = i;
-      st.first_layer = rep.bounds[s];
-      st.last_layer = rep.bounds[s + 1];
-      st.compute_s = stage_compute_s(m, static_cast<double>(n_s), b, F);
-      if (s + 1 < S) {
-        const int64_t j = rep.machines[s + 1];
-        if (!c.reachable(i, j))
-          add_reason(jc, "replica " + std::to_string(r) + ": stages " + std::to_string(s) + " and " +
-                             std::to_string(s + 1) + " are on " + c.label(i) + " and " + c.label(j) +
-                             ", which cannot communicate (" + unreachable_why(c) + ")");
-        st.send_s = 2.0 * c.send_time(i, j, boundary);
-      }
-      st.memory_bytes = m.state_bytes(n_s) + m.stage_activation_bytes(n_s, b, mb);
-      st.memory_capacity_bytes = c.machine(i).memory_gb * 1e9;
-      if (st.memory_bytes > st.memory_capacity_bytes) {
-        jc.memory_shortfall_bytes += st.memory_bytes - st.memory_capacity_bytes;
-        add_reason(jc, c.label(i) + " needs " + format_gb(st.memory_bytes) + " for layers [" +
-                           std::to_string(st.first_layer) + ", " + std::to_string(st.last_layer) + ") of replica " +
-                           std::to_string(r) + " but has " + format_gb(st.memory_capacity_bytes));
-      }
-      sum_c += st.compute_s;
-      sum_x += st.send_s;
-      const double cx = st.compute_s + st.send_s;
-      if (cx > best) {
-        best = cx;
-        c_star = st.compute_s;
-        x_star = st.send_s;
-      }
-      t_opt = std::max(t_opt, stage_optimizer_s(m, static_cast<double>(n_s), F, opts));
-    }
-    const double compute = gpipe_time(sum_c, c_star, mb);  // the replica's compute share
-    const double comm = gpipe_time(sum_x, x_star, mb);      // and its communication share
-    const double pipe = compute + comm;  // = gpipe_time(sum_s (C_s + X_s), C_s* + X_s*, m)
+    ReplicaTime rt = replica_time(c, m, replicas[r], r, b, opts, jc);
+    const double pipe = rt.compute + rt.comm;
     if (pipe > worst_pipe) {
       worst_pipe = pipe;
-      worst_compute = compute;
-      worst_comm = comm;
+      worst_compute = rt.compute;
+      worst_comm = rt.comm;
     }
-    jc.stages.push_back(std::move(stages));
+    t_opt = std::max(t_opt, rt.optimizer);
+    jc.stages.push_back(std::move(rt.stages));
   }
-
-  double t_ar = 0;
-  if (replicas.size() > 1) {
-    for (size_t s = 0; s < S; ++s) {
-      std::vector<int64_t> ring;
-      ring.reserve(replicas.size());
-      for (const Replica& rep : replicas) ring.push_back(rep.machines[s]);
-      const auto gap = ring_gap(c, ring);
-      if (gap.first >= 0)
-        add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + c.label(gap.first) + " and " +
-                           c.label(gap.second) + " cannot communicate (" + unreachable_why(c) + ")");
-      const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
-      t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
-    }
-  }
+  const double t_ar = allreduce_s(c, m, replicas, jc);
 
   jc.feasible = jc.reason.empty();
   jc.compute_s = worst_compute + t_opt;

@@ -111,82 +111,92 @@ std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<Model
   return classes;
 }
 
-Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& classes) {
-  const auto t0 = Clock::now();
-  check_assignment(c, jobs, classes, "classes");
-  Plan p;
-  p.planner = "hulk";
-  const size_t J = jobs.size();
-  std::vector<int64_t> assign = classes;
+namespace {
 
-  auto group = [&](int64_t j) {
-    std::vector<int64_t> g;
-    for (int64_t i = 0; i < c.size(); ++i)
-      if (assign[static_cast<size_t>(i)] == j) g.push_back(i);
-    return g;
-  };
-  // Cheap memory test first; best_pipeline decides (layer granularity, activations).
-  auto fits = [&](int64_t j, const std::vector<int64_t>& g) {
-    const ModelSpec& m = jobs[static_cast<size_t>(j)];
-    return !g.empty() && group_memory(c, g) >= memory_need(m) && best_pipeline(c, m, g).cost.feasible;
-  };
-  auto distance = [&](int64_t x, const std::vector<int64_t>& g) {
-    double d = kInf;
-    for (int64_t y : g) d = std::min(d, c.latency_s(x, y));
-    return d;
-  };
+// Machines of job j under `assign`, in id order.
+std::vector<int64_t> group_of(const Cluster& c, const std::vector<int64_t>& assign, int64_t j) {
+  std::vector<int64_t> g;
+  for (int64_t i = 0; i < c.size(); ++i)
+    if (assign[static_cast<size_t>(i)] == j) g.push_back(i);
+  return g;
+}
 
-  std::vector<bool> waiting(J, false);
+// Cheap memory test first; best_pipeline decides (layer granularity, activations).
+bool fits(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& g) {
+  return !g.empty() && group_memory(c, g) >= memory_need(m) && best_pipeline(c, m, g).cost.feasible;
+}
+
+double distance(const Cluster& c, int64_t x, const std::vector<int64_t>& g) {
+  double d = kInf;
+  for (int64_t y : g) d = std::min(d, c.latency_s(x, y));
+  return d;
+}
+
+// The machine job j, short of memory on group g, takes next; -1 when none helps.
+// Candidates: machines that help, i.e. hold at least one layer of the job and can reach the
+// group; idle machines first, then machines of other groups (only surplus: the donor must
+// still fit without it); within each, in order of usefulness (the layers a machine holds,
+// most first), then closest first.
+int64_t machine_to_take(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& assign,
+                        const std::vector<bool>& waiting, int64_t j, const std::vector<int64_t>& g) {
+  const ModelSpec& m = jobs[static_cast<size_t>(j)];
+  const double b_min = micro_batch(m, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
+  std::vector<std::pair<std::tuple<int, int64_t, double>, int64_t>> cand;
+  for (int64_t x = 0; x < c.size(); ++x) {
+    const int64_t o = assign[static_cast<size_t>(x)];
+    if (o == j || (o >= 0 && waiting[static_cast<size_t>(o)])) continue;
+    const int64_t held = layers_that_fit(m, b_min, capacity_bytes(c, x));
+    if (held < 1 || (!g.empty() && !c.reachable(g.front(), x))) continue;  // useless to this job
+    const double d = g.empty() ? -capacity_bytes(c, x) : distance(c, x, g);  // empty group: most memory first
+    cand.push_back({{o < 0 ? 0 : 1, -held, d}, x});
+  }
+  std::sort(cand.begin(), cand.end());
+  for (const auto& cd : cand) {
+    const int64_t x = cd.second, o = assign[static_cast<size_t>(x)];
+    if (o >= 0) {
+      std::vector<int64_t> rest = group_of(c, assign, o);
+      rest.erase(std::find(rest.begin(), rest.end(), x));
+      if (!fits(c, jobs[static_cast<size_t>(o)], rest)) continue;
+    }
+    return x;
+  }
+  return -1;
+}
+
+// Algorithm 1's groups: jobs in order of memory need take their classified machines; a group
+// short of memory takes machines (machine_to_take) until it fits. A group that cannot be made
+// to fit releases its machines and waits (true in the result). Moves are noted in `notes`.
+std::vector<bool> fit_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, std::vector<int64_t>& assign,
+                             std::vector<std::string>& notes) {
+  std::vector<bool> waiting(jobs.size(), false);
   for (int64_t j : jobs_by_need(jobs)) {
-    std::vector<int64_t> g = group(j);
-    while (!fits(j, g)) {
-      // Candidates: machines that help, i.e. hold at least one layer of the job and can
-      // reach the group; idle machines first, then machines of other groups; within each,
-      // in order of usefulness (the layers a machine holds, most first), then closest first.
-      const ModelSpec& m = jobs[static_cast<size_t>(j)];
-      const double b_min = micro_batch(m, std::max<int64_t>(1, m.global_batch / std::max<int64_t>(1, m.micro_batches)));
-      std::vector<std::pair<std::tuple<int, int64_t, double>, int64_t>> cand;
-      for (int64_t x = 0; x < c.size(); ++x) {
-        const int64_t o = assign[static_cast<size_t>(x)];
-        if (o == j || (o >= 0 && waiting[static_cast<size_t>(o)])) continue;
-        const int64_t held = layers_that_fit(m, b_min, capacity_bytes(c, x));
-        if (held < 1 || (!g.empty() && !c.reachable(g.front(), x))) continue;  // useless to this job
-        const double d = g.empty() ? -capacity_bytes(c, x) : distance(x, g);  // empty group: most memory first
-        cand.push_back({{o < 0 ? 0 : 1, -held, d}, x});
-      }
-      std::sort(cand.begin(), cand.end());
-      int64_t taken = -1;
-      for (const auto& cd : cand) {
-        const int64_t x = cd.second, o = assign[static_cast<size_t>(x)];
-        if (o >= 0) {  // only surplus: the donor must still fit without x
-          std::vector<int64_t> rest = group(o);
-          rest.erase(std::find(rest.begin(), rest.end(), x));
-          if (!fits(o, rest)) continue;
-        }
-        taken = x;
-        break;
-      }
+    const ModelSpec& m = jobs[static_cast<size_t>(j)];
+    std::vector<int64_t> g = group_of(c, assign, j);
+    while (!fits(c, m, g)) {
+      const int64_t taken = machine_to_take(c, jobs, assign, waiting, j, g);
       if (taken < 0) break;
       const int64_t from = assign[static_cast<size_t>(taken)];
-      p.notes.push_back("moved " + c.label(taken) + " from " +
-                        (from < 0 ? std::string("idle") : job_label(jobs, from)) + " to " + job_label(jobs, j) +
-                        " (short of memory)");
+      notes.push_back("moved " + c.label(taken) + " from " + (from < 0 ? std::string("idle") : job_label(jobs, from)) +
+                      " to " + job_label(jobs, j) + " (short of memory)");
       assign[static_cast<size_t>(taken)] = j;
       g.push_back(taken);
       std::sort(g.begin(), g.end());
     }
-    if (!fits(j, g)) {
+    if (!fits(c, m, g)) {
       waiting[static_cast<size_t>(j)] = true;
       for (int64_t x : g) assign[static_cast<size_t>(x)] = -1;  // released for the others
     }
   }
+  return waiting;
+}
 
-  p.jobs.resize(J);
-  for (size_t j = 0; j < J; ++j)
-    if (!waiting[j]) p.jobs[j] = best_pipeline(c, jobs[j], group(static_cast<int64_t>(j)));
-
-  // Waiting jobs queue on a running group ("slot"): the one that frees a fitting set of
-  // machines first. If no single group fits, every group is merged after all finish.
+// Waiting jobs, in order of memory need, queue on a running group ("slot"): the one that
+// frees a fitting set of machines first. If no single group fits, every group is merged after
+// all finish. Fills the waiting jobs of p (running ones are planned) and returns which job
+// each job waits for (-1: none).
+std::vector<int64_t> queue_waiting_jobs(const Cluster& c, const std::vector<ModelSpec>& jobs,
+                                        const std::vector<int64_t>& assign, const std::vector<bool>& waiting, Plan& p) {
+  const size_t J = jobs.size();
   struct Slot {
     std::vector<int64_t> machines;
     double free_at;
@@ -194,7 +204,7 @@ Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::
   };
   std::vector<Slot> slots;
   for (size_t j = 0; j < J; ++j)
-    if (!waiting[j]) slots.push_back({group(static_cast<int64_t>(j)), job_time(p.jobs[j]), static_cast<int64_t>(j)});
+    if (!waiting[j]) slots.push_back({group_of(c, assign, static_cast<int64_t>(j)), job_time(p.jobs[j]), static_cast<int64_t>(j)});
   std::vector<int64_t> waits(J, -1);
   std::vector<int64_t> all(static_cast<size_t>(c.size()));
   std::iota(all.begin(), all.end(), 0);
@@ -243,7 +253,23 @@ Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::
     slots.assign(1, merged);
     p.jobs[static_cast<size_t>(j)] = std::move(jp);
   }
-  for (size_t j = 0; j < J; ++j)
+  return waits;
+}
+
+}  // namespace
+
+Plan plan_hulk(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& classes) {
+  const auto t0 = Clock::now();
+  check_assignment(c, jobs, classes, "classes");
+  Plan p;
+  p.planner = "hulk";
+  std::vector<int64_t> assign = classes;
+  const std::vector<bool> waiting = fit_groups(c, jobs, assign, p.notes);
+  p.jobs.resize(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j)
+    if (!waiting[j]) p.jobs[j] = best_pipeline(c, jobs[j], group_of(c, assign, static_cast<int64_t>(j)));
+  const std::vector<int64_t> waits = queue_waiting_jobs(c, jobs, assign, waiting, p);
+  for (size_t j = 0; j < jobs.size(); ++j)
     if (!p.jobs[j].cost.feasible && !waiting[j])
       p.notes.push_back(job_label(jobs, static_cast<int64_t>(j)) + " infeasible: " + p.jobs[j].cost.reason);
   const std::vector<std::string> facts = cluster_facts(c, jobs);

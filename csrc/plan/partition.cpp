@@ -153,24 +153,20 @@ JobPlan bottleneck_pipeline(const Cluster& c, const ModelSpec& m, const std::vec
 
 namespace {
 
-// The layouts of best_pipeline on `usable` (machines of `group` that can hold a layer, all
-// able to reach each other); `group` only words the reason when nothing fits.
-JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
-                   const std::vector<int64_t>& usable, int64_t max_d) {
-  const int64_t n_all = static_cast<int64_t>(group.size());
-  const std::vector<int64_t> chain = chain_order(c, m, usable);
+// The cheapest feasible layout tried so far, and the infeasible one of least shortfall.
+class LayoutSearch {
+ public:
+  LayoutSearch(const Cluster& c, const ModelSpec& m) : c_(c), m_(m) {}
 
-  JobPlan best, least_bad;
-  bool have = false, have_bad = false;
-  int64_t too_small = n_all;  // machines that hold no layer at any D tried
-  auto try_layout = [&](const std::vector<std::vector<int64_t>>& reps, double exhaustive_limit = 4096) {
-    const SplitProblem sp = split_problem(c, m, reps);
+  // Splits the layers over `reps` (optimise_split) and keeps the layout if it is the best so far.
+  void try_layout(const std::vector<std::vector<int64_t>>& reps, double exhaustive_limit = 4096) {
+    const SplitProblem sp = split_problem(c_, m_, reps);
     const std::vector<int64_t> bounds = optimise_split(sp, exhaustive_limit);
     if (bounds.empty()) return;
     JobPlan jp;
-    jp.model = m;
+    jp.model = m_;
     for (const auto& r : reps) jp.replicas.push_back(Replica{r, bounds});
-    jp.cost = pipeline_cost(c, m, jp.replicas);
+    jp.cost = pipeline_cost(c_, m_, jp.replicas);
     if (jp.cost.feasible) {
       if (!have || jp.cost.iteration_s < best.cost.iteration_s) {
         best = std::move(jp);
@@ -180,11 +176,104 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
       least_bad = std::move(jp);
       have_bad = true;
     }
-  };
+  }
+
+  JobPlan best, least_bad;
+  bool have = false, have_bad = false;
+
+ private:
+  const Cluster& c_;
+  const ModelSpec& m_;
+};
+
+// The layouts of D replicas of S stages on `ok` (chain order). Every D gets the replica-major
+// layout (as the bottleneck layout had); with `all_layouts` (the D of the grid) also other
+// stage orders (D = 1), the zigzag all-reduce ring (D >= 3) and the stage-major layout.
+void try_layouts(LayoutSearch& search, const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& ok,
+                 int64_t D, int64_t S, bool all_layouts, double b) {
+  // Replica-major: replicas are consecutive pieces of the chain (each compact); the
+  // chain's tail (farthest from its head) is what is left out.
+  std::vector<std::vector<int64_t>> pieces(static_cast<size_t>(D));
+  for (int64_t r = 0; r < D; ++r) pieces[static_cast<size_t>(r)].assign(ok.begin() + r * S, ok.begin() + (r + 1) * S);
+  search.try_layout(pieces);
+  if (!all_layouts) return;
+  if (D == 1) {
+    if (S <= kAllOrders) {  // few stages: every order
+      std::vector<int64_t> perm = pieces[0];
+      std::sort(perm.begin(), perm.end());
+      do search.try_layout({perm}, kOrderExhaustive);
+      while (std::next_permutation(perm.begin(), perm.end()));
+      return;
+    }
+    // Stage order: 2-opt on the send times, and the reverse (the last stage sends nothing).
+    std::vector<int64_t> path = pieces[0];
+    two_opt(c, path, m.boundary_bytes(b));
+    if (path != pieces[0]) search.try_layout({path});
+    std::reverse(path.begin(), path.end());
+    search.try_layout({path});
+    return;
+  }
+  if (D >= 3) {  // all-reduce ring without the long wrap-around edge
+    std::vector<std::vector<int64_t>> ring;
+    for (size_t r : zigzag(static_cast<size_t>(D))) ring.push_back(pieces[r]);
+    search.try_layout(ring);
+  }
+  if (S > 1) {
+    // Stage-major (DT-FM's stage groups): D consecutive chain machines form one stage's
+    // data-parallel group, so its all-reduce stays local; stage groups follow the chain.
+    std::vector<std::vector<int64_t>> reps(static_cast<size_t>(D), std::vector<int64_t>(static_cast<size_t>(S)));
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t r = 0; r < D; ++r) reps[static_cast<size_t>(r)][static_cast<size_t>(s)] = ok[static_cast<size_t>(s * D + r)];
+    search.try_layout(reps);
+  }
+}
+
+// No split fits in memory: one pipeline over the usable chain (or the group's largest
+// machines when none can hold a layer), layers in proportion to memory, so the cost model
+// states the shortfall.
+JobPlan proportional_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
+                              const std::vector<int64_t>& chain) {
+  std::vector<int64_t> pool = chain;
+  if (pool.empty()) {
+    pool = group;
+    std::stable_sort(pool.begin(), pool.end(), [&](int64_t a, int64_t b) { return capacity_bytes(c, a) > capacity_bytes(c, b); });
+  }
+  const int64_t k = std::min<int64_t>(static_cast<int64_t>(pool.size()), m.layers);
+  std::vector<int64_t> ms(pool.begin(), pool.begin() + k);
+  std::vector<double> w;
+  for (int64_t i : ms) w.push_back(capacity_bytes(c, i));
+  JobPlan jp;
+  jp.model = m;
+  jp.replicas.push_back(Replica{ms, proportional_bounds(w, m.layers)});
+  jp.cost = pipeline_cost(c, m, jp.replicas);
+  jp.cost.feasible = false;  // the split found nothing that fits; stay honest
+  return jp;
+}
+
+// Words why no layout on `group` is feasible into the least-short infeasible plan.
+JobPlan explain_infeasible(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, int64_t too_small,
+                           JobPlan least_bad) {
+  std::ostringstream why;
+  why << "no feasible pipeline on " << group.size() << " machines (" << format_gb(group_memory(c, group))
+      << " of memory for a model needing at least " << format_gb(memory_need(m)) << ")";
+  if (too_small > 0)
+    why << "; " << too_small << " of them cannot hold one layer (" << format_gb(m.state_bytes(1)) << " of state plus activations)";
+  if (!least_bad.cost.reason.empty()) why << ": " << least_bad.cost.reason;
+  least_bad.cost.reason = why.str();
+  if (least_bad.cost.memory_shortfall_bytes <= 0) least_bad.cost.memory_shortfall_bytes = 1;
+  return least_bad;
+}
+
+// The layouts of best_pipeline on `usable` (machines of `group` that can hold a layer, all
+// able to reach each other); `group` only words the reason when nothing fits.
+JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
+                   const std::vector<int64_t>& usable, int64_t max_d) {
+  const int64_t n_all = static_cast<int64_t>(group.size());
+  const std::vector<int64_t> chain = chain_order(c, m, usable);
+  LayoutSearch search(c, m);
+  int64_t too_small = n_all;  // machines that hold no layer at any D tried
   const std::vector<int64_t> grid = replica_counts(max_d);
   for (int64_t D = 1; D <= max_d; ++D) {
-    // Every D gets the replica-major layout (as the bottleneck layout had); the D of the grid
-    // also get fewer stages, other ring and stage orders and the stage-major layout.
     const bool all_layouts = std::binary_search(grid.begin(), grid.end(), D);
     // A machine that cannot hold one layer at this micro-batch never holds a stage.
     const double b = micro_batch(m, D);
@@ -195,82 +284,19 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
     const int64_t n = static_cast<int64_t>(ok.size());
     if (n < D) continue;
     const int64_t k = std::min(n / D, m.layers);
-    std::vector<int64_t> stage_counts{k};
-    if (k >= 4 && all_layouts) stage_counts.push_back((k + 1) / 2);  // fewer, fuller stages: fewer hops
-    for (int64_t S : stage_counts) {
-      // Replica-major: replicas are consecutive pieces of the chain (each compact); the
-      // chain's tail (farthest from its head) is what is left out.
-      std::vector<std::vector<int64_t>> pieces(static_cast<size_t>(D));
-      for (int64_t r = 0; r < D; ++r)
-        pieces[static_cast<size_t>(r)].assign(ok.begin() + r * S, ok.begin() + (r + 1) * S);
-      try_layout(pieces);
-      if (!all_layouts) continue;
-      if (D == 1) {
-        if (S <= kAllOrders) {  // few stages: every order
-          std::vector<int64_t> perm = pieces[0];
-          std::sort(perm.begin(), perm.end());
-          do try_layout({perm}, kOrderExhaustive);
-          while (std::next_permutation(perm.begin(), perm.end()));
-          continue;
-        }
-        // Stage order: 2-opt on the send times, and the reverse (the last stage sends nothing).
-        std::vector<int64_t> path = pieces[0];
-        two_opt(c, path, m.boundary_bytes(b));
-        if (path != pieces[0]) try_layout({path});
-        std::reverse(path.begin(), path.end());
-        try_layout({path});
-        continue;
-      }
-      if (D >= 3) {  // all-reduce ring without the long wrap-around edge
-        std::vector<std::vector<int64_t>> ring;
-        for (size_t r : zigzag(static_cast<size_t>(D))) ring.push_back(pieces[r]);
-        try_layout(ring);
-      }
-      if (S > 1) {
-        // Stage-major (DT-FM's stage groups): D consecutive chain machines form one stage's
-        // data-parallel group, so its all-reduce stays local; stage groups follow the chain.
-        std::vector<std::vector<int64_t>> reps(static_cast<size_t>(D), std::vector<int64_t>(static_cast<size_t>(S)));
-        for (int64_t s = 0; s < S; ++s)
-          for (int64_t r = 0; r < D; ++r) reps[static_cast<size_t>(r)][static_cast<size_t>(s)] = ok[static_cast<size_t>(s * D + r)];
-        try_layout(reps);
-      }
-    }
+    try_layouts(search, c, m, ok, D, k, all_layouts, b);
+    if (k >= 4 && all_layouts) try_layouts(search, c, m, ok, D, (k + 1) / 2, all_layouts, b);  // fewer, fuller stages: fewer hops
   }
-  if (have) {
+  if (search.have) {
     // The winner's stages in reverse order too (the last stage sends nothing, so the order
     // matters): the result is then never worse than the even split in either order.
     std::vector<std::vector<int64_t>> reversed;
-    for (const Replica& r : best.replicas) reversed.emplace_back(r.machines.rbegin(), r.machines.rend());
-    try_layout(reversed);
-    return best;
+    for (const Replica& r : search.best.replicas) reversed.emplace_back(r.machines.rbegin(), r.machines.rend());
+    search.try_layout(reversed);
+    return search.best;
   }
-  if (!have_bad) {
-    // No split fits in memory: report one pipeline over the chain, layers in proportion to
-    // memory, so the cost model states the shortfall.
-    // Over the usable chain, or the group's largest machines when none can hold a layer.
-    std::vector<int64_t> pool = chain;
-    if (pool.empty()) {
-      pool = group;
-      std::stable_sort(pool.begin(), pool.end(), [&](int64_t a, int64_t b) { return capacity_bytes(c, a) > capacity_bytes(c, b); });
-    }
-    const int64_t k = std::min<int64_t>(static_cast<int64_t>(pool.size()), m.layers);
-    std::vector<int64_t> ms(pool.begin(), pool.begin() + k);
-    std::vector<double> w;
-    for (int64_t i : ms) w.push_back(capacity_bytes(c, i));
-    least_bad.model = m;
-    least_bad.replicas.push_back(Replica{ms, proportional_bounds(w, m.layers)});
-    least_bad.cost = pipeline_cost(c, m, least_bad.replicas);
-    least_bad.cost.feasible = false;  // the split found nothing that fits; stay honest
-  }
-  std::ostringstream why;
-  why << "no feasible pipeline on " << n_all << " machines (" << format_gb(group_memory(c, group))
-      << " of memory for a model needing at least " << format_gb(memory_need(m)) << ")";
-  if (too_small > 0)
-    why << "; " << too_small << " of them cannot hold one layer (" << format_gb(m.state_bytes(1)) << " of state plus activations)";
-  if (!least_bad.cost.reason.empty()) why << ": " << least_bad.cost.reason;
-  least_bad.cost.reason = why.str();
-  if (least_bad.cost.memory_shortfall_bytes <= 0) least_bad.cost.memory_shortfall_bytes = 1;
-  return least_bad;
+  return explain_infeasible(c, m, group, too_small,
+                            search.have_bad ? search.least_bad : proportional_pipeline(c, m, group, chain));
 }
 
 }  // namespace

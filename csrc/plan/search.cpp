@@ -415,22 +415,31 @@ std::vector<int64_t> disjoint_assignment(const Cluster& c, const Plan& p) {
 
 }  // namespace
 
-Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
-  const auto t0 = Clock::now();
-  const auto out_of_time = [&] { return seconds_since(t0) >= opts.time_limit_s; };
-  Evaluator ev(c, jobs);
+namespace {
 
-  // Starts, cheapest first, each only while time is left (the first always runs, so there
-  // is a plan). The best one seeds the annealing.
-  std::vector<int64_t> cur;
-  Score cur_s;
-  std::string start_name;
+// plan_search's starts, each grown, and the best of them.
+struct Starts {
+  std::vector<int64_t> best;
+  Score score;
+  std::string name;  // the best start's
   std::vector<std::string> tried, skipped;
-  std::vector<int64_t> hulk_start;
+  std::vector<int64_t> hulk_start;  // Hulk's start after growth; empty when it did not run
+  // Hulk's plans through Algorithm 1 and partition (which may make a job wait for another,
+  // as no concurrent assignment can), candidates as they are.
+  Plan hulk, hulk_fastest;
+  bool have_hulk = false, have_hulk_fastest = false;
+};
+
+// Starts, cheapest first, each only while time is left (the first always runs, so there
+// is a plan); each start's idle machines go to its bottleneck jobs in two ways, the better kept.
+Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const SearchOptions& opts,
+                  Clock::time_point t0) {
+  const auto out_of_time = [&] { return seconds_since(t0) >= opts.time_limit_s; };
+  Starts st;
   double longest = 0;  // the longest start so far: one that may not finish in time is skipped
   auto add = [&](const std::string& name, const std::function<std::vector<int64_t>()>& make) {
-    if (!cur.empty() && seconds_since(t0) + longest >= opts.time_limit_s) {
-      skipped.push_back(name);
+    if (!st.best.empty() && seconds_since(t0) + longest >= opts.time_limit_s) {
+      st.skipped.push_back(name);
       return;
     }
     const auto ts = Clock::now();
@@ -444,24 +453,21 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
       a = std::move(b);
       s = sb;
     }
-    tried.push_back(name);
+    st.tried.push_back(name);
     longest = std::max(longest, seconds_since(ts));
-    if (name == "Hulk") hulk_start = a;
-    if (cur.empty() || s < cur_s) {
-      cur = std::move(a);
-      cur_s = s;
-      start_name = name;
+    if (name == "Hulk") st.hulk_start = a;
+    if (st.best.empty() || s < st.score) {
+      st.best = std::move(a);
+      st.score = s;
+      st.name = name;
     }
   };
   add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, out_of_time); });
-  // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below: that
-  // path may let a job wait for another, which no concurrent assignment expresses.
-  Plan hulk_fastest;
-  bool have_hulk_fastest = false;
+  // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below.
   add("fastest machines in one region", [&] {
     std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
-    hulk_fastest = plan_hulk(c, jobs, a);
-    have_hulk_fastest = true;
+    st.hulk_fastest = plan_hulk(c, jobs, a);
+    st.have_hulk_fastest = true;
     return a;
   });
   add("System A's machines", [&] { return whole_model_assignment(c, jobs); });
@@ -470,48 +476,69 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
   std::vector<int64_t> regions;
   add("per region", [&] { return regions = heuristic_classes(c, jobs); });
   // Hulk's own plan (region heuristic, Algorithm 1): a start when its groups are disjoint,
-  // and a candidate as it is (it may make a job wait for another).
-  Plan hulk;
-  bool have_hulk = false;
+  // and a candidate as it is.
   add("Hulk", [&] {
-    hulk = plan_hulk(c, jobs, regions.empty() ? heuristic_classes(c, jobs) : regions);
-    have_hulk = true;
-    std::vector<int64_t> a = disjoint_assignment(c, hulk);
+    st.hulk = plan_hulk(c, jobs, regions.empty() ? heuristic_classes(c, jobs) : regions);
+    st.have_hulk = true;
+    std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
     return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
   });
   add("greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time); });
+  return st;
+}
 
-  // Two walks when Hulk's start is not the best one: from the best start, then from Hulk's
-  // (what Hulk's own refinement does), each with half of the time and moves left.
+// The annealing: two walks when Hulk's start is not the best one, from the best start and
+// then from Hulk's (what Hulk's own refinement does), each with half of the time and moves
+// left; otherwise one from the best start. Names the walks' starts in st.name.
+Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, Starts& st,
+                      const SearchOptions& opts, Clock::time_point t0) {
   Walk walk;
-  if (!hulk_start.empty() && hulk_start != cur) {
+  if (!st.hulk_start.empty() && st.hulk_start != st.best) {
     SearchOptions half = opts;
     half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
     if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
-    walk = anneal(c, jobs, ev, cur, half, t0);
+    walk = anneal(c, jobs, ev, st.best, half, t0);
     SearchOptions rest = opts;
     if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
-    Walk second = anneal(c, jobs, ev, hulk_start, rest, t0);
+    Walk second = anneal(c, jobs, ev, st.hulk_start, rest, t0);
     walk.moves += second.moves;
     if (second.score < walk.score) {
       walk.best = std::move(second.best);
       walk.score = second.score;
     }
-    start_name += " start and from Hulk's";
+    st.name += " start and from Hulk's";
   } else {
-    start_name += " start";
+    st.name += " start";
   }
-  if (walk.best.empty()) walk = anneal(c, jobs, ev, cur, opts, t0);
+  if (walk.best.empty()) walk = anneal(c, jobs, ev, st.best, opts, t0);
+  return walk;
+}
+
+// The sequential baselines that would run, for the note of a search that found no feasible
+// plan (Search never returns them as its own); empty when none would.
+std::string feasible_sequential_plans(const Cluster& c, const std::vector<ModelSpec>& jobs) {
+  std::string seq;
+  for (Plan q : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs)})
+    if (q.feasible()) {
+      std::ostringstream o;
+      o << q.planner << " (jobs one after another on the whole cluster, " << q.makespan_s / 3600 << " h)";
+      seq += (seq.empty() ? "" : ", ") + o.str();
+    }
+  return seq;
+}
+
+// The walk's plan, or one of Hulk's plans where it is better, with the notes that say which.
+Plan search_result(const Cluster& c, const std::vector<ModelSpec>& jobs, const Walk& walk, const Starts& st) {
   Plan p = plan_from_assignment(c, jobs, walk.best, "search");
   std::ostringstream summary;
-  summary << "search: local search from the best of " << tried.size() << " starts";
-  if (!skipped.empty()) summary << " (no time left for " << skipped.size() << " more)";
-  summary << ", the " << start_name << ", " << walk.moves << " local-search moves";
+  summary << "search: local search from the best of " << st.tried.size() << " starts";
+  if (!st.skipped.empty()) summary << " (no time left for " << st.skipped.size() << " more)";
+  summary << ", the " << st.name << ", " << walk.moves << " local-search moves";
   bool from_hulk = false;
   std::string hulk_note;
   for (const auto& [have, plan, what] :
-       {std::tuple<bool, const Plan*, const char*>{have_hulk, &hulk, "Hulk's plan"},
-        {have_hulk_fastest, &hulk_fastest, "Hulk's Algorithm 1 on the fastest machines in one region"}}) {
+       {std::tuple<bool, const Plan*, const char*>{st.have_hulk, &st.hulk, "Hulk's plan"},
+        {st.have_hulk_fastest, &st.hulk_fastest, "Hulk's Algorithm 1 on the fastest machines in one region"}}) {
     if (have && score_of(*plan) < score_of(p)) {
       from_hulk = true;
       p = *plan;
@@ -527,17 +554,21 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
     p.notes.insert(p.notes.begin() + 1, facts.begin(), facts.end());
   }
   if (!p.feasible()) {
-    // Say so, and whether a sequential baseline would run: Search does not return it.
-    std::string seq;
-    for (Plan q : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs)})
-      if (q.feasible()) {
-        std::ostringstream o;
-        o << q.planner << " (jobs one after another on the whole cluster, " << q.makespan_s / 3600 << " h)";
-        seq += (seq.empty() ? "" : ", ") + o.str();
-      }
+    const std::string seq = feasible_sequential_plans(c, jobs);
     p.notes.push_back("search: no feasible plan found" + std::string(seq.empty() ? "" : "; feasible sequential plans: " + seq +
                                                                                           ", not returned as Search's"));
   }
+  return p;
+}
+
+}  // namespace
+
+Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
+  const auto t0 = Clock::now();
+  Evaluator ev(c, jobs);
+  Starts starts = run_starts(c, jobs, ev, opts, t0);
+  const Walk walk = walk_from_starts(c, jobs, ev, starts, opts, t0);
+  Plan p = search_result(c, jobs, walk, starts);
   p.planning_s = seconds_since(t0);
   return p;
 }

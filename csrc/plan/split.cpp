@@ -213,173 +213,189 @@ double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds
   return worst + ar + opt;
 }
 
-std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_limit) {
-  const int64_t S = static_cast<int64_t>(p.max_layers.size()), L = p.layers;
-  if (S == 0 || S > L) return {};
-  int64_t room = 0;
-  for (int64_t k : p.max_layers) room += std::min(k, L);
-  if (room < L) return {};
+namespace {
 
-  std::vector<int64_t> best;
-  double best_t = kInf;
-  auto consider = [&](const std::vector<int64_t>& b) {
-    if (b.empty()) return;
-    const double t = split_objective(p, b);
-    if (t < best_t) {
-      best_t = t;
-      best = b;
+// ---- optimise_split's phases -------------------------------------------------------------
+
+// The split of least exact T among those offered.
+struct ExactBest {
+  explicit ExactBest(const SplitProblem& problem) : p(problem) {}
+  const SplitProblem& p;
+  std::vector<int64_t> b;
+  double t = kInf;
+  void consider(const std::vector<int64_t>& cand) {
+    if (cand.empty()) return;
+    const double ct = split_objective(p, cand);
+    if (ct < t) {
+      t = ct;
+      b = cand;
     }
-  };
+  }
+};
 
-  // 1. Exhaustive on small spaces (each split costs O(D S) to evaluate, so the limit on the
-  //    number of splits shrinks with D beyond 4 replicas).
-  const double D = static_cast<double>(std::max<size_t>(1, p.c.size()));
-  const double limit = D > 4 ? exhaustive_limit * 4 / D : exhaustive_limit;
-  if (compositions(L, S, limit) <= limit) {
-    std::vector<int64_t> b{0};
-    std::function<void(int64_t)> rec = [&](int64_t s) {
-      const int64_t l = b.back();
-      if (s == S - 1) {
-        if (L - l >= 1 && L - l <= p.max_layers[static_cast<size_t>(s)]) {
-          b.push_back(L);
-          consider(b);
-          b.pop_back();
-        }
-        return;
-      }
-      const int64_t hi = std::min(p.max_layers[static_cast<size_t>(s)], L - l - (S - s - 1));
-      for (int64_t n = 1; n <= hi; ++n) {
-        b.push_back(l + n);
-        rec(s + 1);
+// Phase 1: every split (each stage at least one layer, within its cap); exact.
+std::vector<int64_t> exhaustive_split(const SplitProblem& p) {
+  const int64_t S = static_cast<int64_t>(p.max_layers.size()), L = p.layers;
+  ExactBest best(p);
+  std::vector<int64_t> b{0};
+  std::function<void(int64_t)> rec = [&](int64_t s) {
+    const int64_t l = b.back();
+    if (s == S - 1) {
+      if (L - l >= 1 && L - l <= p.max_layers[static_cast<size_t>(s)]) {
+        b.push_back(L);
+        best.consider(b);
         b.pop_back();
       }
-    };
-    rec(0);
-    return best;
-  }
+      return;
+    }
+    const int64_t hi = std::min(p.max_layers[static_cast<size_t>(s)], L - l - (S - s - 1));
+    for (int64_t n = 1; n <= hi; ++n) {
+      b.push_back(l + n);
+      rec(s + 1);
+      b.pop_back();
+    }
+  };
+  rec(0);
+  return best.b;
+}
 
-  // 2. DP over the right objective, bounded search around it. Worst-replica c and x.
-  const size_t Su = static_cast<size_t>(S);
-  std::vector<double> c(Su, 0), x(Su, 0);
+// The worst replica's compute and send time per stage, what phase 2 plans on.
+struct WorstReplica {
+  std::vector<double> c, x;
+  double m1 = 0;              // micro-batches - 1 (0 for one)
+  std::vector<size_t> order;  // stages by increasing c (stable)
+};
+
+WorstReplica worst_replica(const SplitProblem& p) {
+  const size_t Su = p.max_layers.size();
+  WorstReplica w;
+  w.c.assign(Su, 0);
+  w.x.assign(Su, 0);
   for (size_t r = 0; r < p.c.size(); ++r)
     for (size_t s = 0; s < Su; ++s) {
-      c[s] = std::max(c[s], p.c[r][s]);
+      w.c[s] = std::max(w.c[s], p.c[r][s]);
       // An unreachable pair makes every split infeasible; plan the rest anyway.
-      if (std::isfinite(p.x[r][s])) x[s] = std::max(x[s], p.x[r][s]);
+      if (std::isfinite(p.x[r][s])) w.x[s] = std::max(w.x[s], p.x[r][s]);
     }
-  const double m1 = p.micro_batches > 1 ? static_cast<double>(p.micro_batches - 1) : 0.0;
-  std::vector<size_t> order(Su);
-  for (size_t s = 0; s < Su; ++s) order[s] = s;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c[a] < c[b]; });
-  // Lower bound of the pipeline part of T, used to stop the all-reduce levels.
-  const std::vector<double> all_values = stage_values(c, x, p.max_layers, L);
-  const double tau_free = min_bottleneck(c, x, p.max_layers, L, all_values);
-  if (tau_free == kInf) return {};
-  const std::vector<int64_t> free_sum = min_sum_split(c, x, p.max_layers, L, kInf, order);
-  const double pipe_lb = m1 * tau_free + (free_sum.empty() ? 0.0 : sum_of(c, x, free_sum));
+  w.m1 = p.micro_batches > 1 ? static_cast<double>(p.micro_batches - 1) : 0.0;
+  w.order.resize(Su);
+  for (size_t s = 0; s < Su; ++s) w.order[s] = s;
+  std::stable_sort(w.order.begin(), w.order.end(), [&](size_t a, size_t b) { return w.c[a] < w.c[b]; });
+  return w;
+}
 
-  // Candidates are compared on the worst replica's c and x (O(S), exact when replicas are
-  // alike); the exact T decides among the best of them, the even and the least-bottleneck
-  // splits, and drives the polish.
-  std::vector<int64_t> proxy_best;
-  double proxy_t = kInf;
-  auto proxy = [&](const std::vector<int64_t>& b) {
-    if (b.empty()) return;
-    double sum = 0, bott = 0, ar = 0, opt = 0;
-    for (size_t s = 0; s < Su; ++s) {
-      const double n = static_cast<double>(b[s + 1] - b[s]);
-      const double cx = n * c[s] + x[s];
-      sum += cx;
-      bott = std::max(bott, cx);
-      if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * n);
-      opt = std::max(opt, p.o[s] * n);
-    }
-    const double t = p.c.size() <= kExactCandidates ? split_objective(p, b) : gpipe_time(sum, bott, p.micro_batches) + ar + opt;
-    if (t < proxy_t) {
-      proxy_t = t;
-      proxy_best = b;
-    }
-  };
-  auto under_caps = [&](const std::vector<int64_t>& cap) {
-    const std::vector<double> values = stage_values(c, x, cap, L);
-    const double tau0 = min_bottleneck(c, x, cap, L, values);
-    if (tau0 == kInf) return;
-    const std::vector<int64_t> at_tau0 = min_sum_split(c, x, cap, L, tau0, order);
-    const std::vector<int64_t> loose = min_sum_split(c, x, cap, L, kInf, order);
-    proxy(at_tau0);
-    proxy(loose);
-    if (m1 <= 0 || at_tau0.empty() || loose.empty()) return;
-    // Beyond tau0 + (sum at tau0 - least sum) / (m - 1), (m - 1) tau alone loses.
-    const double hi = tau0 + (sum_of(c, x, at_tau0) - sum_of(c, x, loose)) / m1;
-    const auto first = std::upper_bound(values.begin(), values.end(), tau0);
-    const auto last = std::upper_bound(values.begin(), values.end(), hi);
-    if (last <= first) return;  // hi may round below tau0
-    const size_t count = static_cast<size_t>(last - first);
-    const size_t k = std::min<size_t>(count, kMaxTau);
-    for (size_t q = 0; q < k; ++q) {
-      const size_t pick = k == count ? q : (q + 1) * count / k - 1;
-      proxy(min_sum_split(c, x, cap, L, *(first + static_cast<std::ptrdiff_t>(pick)), order));
-    }
-  };
-
-  if (p.c.size() <= 1) {
-    under_caps(p.max_layers);
-  } else {
-    // Without an all-reduce cap first: its T bounds the levels worth trying.
-    under_caps(p.max_layers);
-    // All-reduce levels: the distinct values a_s + b_s n, increasing; each gives caps
-    // n_s <= cap_s. Levels whose caps admit a split and that can still win (level + lower
-    // bound of the pipeline part < best so far) are tried, at most kMaxArLevels spread evenly.
-    std::vector<double> levels;
-    for (size_t s = 0; s < Su; ++s)
-      for (int64_t n = 1; n <= std::min(p.max_layers[s], L); ++n)
-        levels.push_back(p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
-    std::sort(levels.begin(), levels.end());
-    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-    auto caps_at = [&](double lev) {
-      std::vector<int64_t> cap(Su, 0);
-      for (size_t s = 0; s < Su; ++s) {
-        int64_t k = 0;
-        if (p.ar_b[s] > 0) {
-          const double q = std::floor((lev - p.ar_a[s]) / p.ar_b[s] * (1 + 1e-12) + 1e-9);
-          k = q >= static_cast<double>(L) ? L : (q >= 0 ? static_cast<int64_t>(q) : 0);
-        } else if (p.ar_a[s] <= lev) {
-          k = L;
-        }
-        cap[s] = std::min<int64_t>(k, p.max_layers[s]);
-      }
-      return cap;
-    };
-    std::vector<std::vector<int64_t>> useful;
-    for (double lev : levels) {
-      if (!(lev + pipe_lb < proxy_t)) break;
-      std::vector<int64_t> cap = caps_at(lev);
-      int64_t total = 0;
-      for (int64_t k : cap) total += k;
-      if (total < L || *std::min_element(cap.begin(), cap.end()) < 1) continue;
-      if (!useful.empty() && useful.back() == cap) continue;
-      useful.push_back(std::move(cap));
-    }
-    const size_t k = std::min<size_t>(useful.size(), kMaxArLevels);
-    for (size_t q = 0; q < k; ++q) under_caps(useful[k == useful.size() ? q : q * (useful.size() - 1) / std::max<size_t>(1, k - 1)]);
+// T of a split as phase 2 compares candidates: exact up to kExactCandidates replicas, beyond
+// that on the worst replica's c and x (O(S), exact when the replicas are alike).
+double proxy_time(const SplitProblem& p, const WorstReplica& w, const std::vector<int64_t>& b) {
+  if (p.c.size() <= kExactCandidates) return split_objective(p, b);
+  double sum = 0, bott = 0, ar = 0, opt = 0;
+  for (size_t s = 0; s < w.c.size(); ++s) {
+    const double n = static_cast<double>(b[s + 1] - b[s]);
+    const double cx = n * w.c[s] + w.x[s];
+    sum += cx;
+    bott = std::max(bott, cx);
+    if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * n);
+    opt = std::max(opt, p.o[s] * n);
   }
-  const std::vector<int64_t> even = even_bounds(S, L);
-  consider(proxy_best);
-  if (within_caps(even, p.max_layers)) consider(even);
-  consider(bottleneck_split(p));
-  if (best.empty()) return best;
+  return gpipe_time(sum, bott, p.micro_batches) + ar + opt;
+}
 
-  // Polish: move one layer across a boundary while T decreases. With many replicas
-  // (D S > kExactPolish) the moves are judged on the worst-replica proxy, O(S) each, and the
-  // exact T keeps the polished split only if it is better.
+// The split of least proxy_time among those offered.
+struct ProxyBest {
+  ProxyBest(const SplitProblem& problem, const WorstReplica& worst) : p(problem), w(worst) {}
+  const SplitProblem& p;
+  const WorstReplica& w;
+  std::vector<int64_t> b;
+  double t = kInf;
+  void consider(const std::vector<int64_t>& cand) {
+    if (cand.empty()) return;
+    const double ct = proxy_time(p, w, cand);
+    if (ct < t) {
+      t = ct;
+      b = cand;
+    }
+  }
+};
+
+// Candidates under per-stage caps: the least sum at the least bottleneck tau0, the least sum
+// without a bottleneck bound, and the least sums at up to kMaxTau thresholds between tau0 and
+// the point beyond which (m - 1) tau alone loses.
+void search_under_caps(const SplitProblem& p, const WorstReplica& w, const std::vector<int64_t>& cap,
+                       ProxyBest& candidates) {
+  const int64_t L = p.layers;
+  const std::vector<double> values = stage_values(w.c, w.x, cap, L);
+  const double tau0 = min_bottleneck(w.c, w.x, cap, L, values);
+  if (tau0 == kInf) return;
+  const std::vector<int64_t> at_tau0 = min_sum_split(w.c, w.x, cap, L, tau0, w.order);
+  const std::vector<int64_t> loose = min_sum_split(w.c, w.x, cap, L, kInf, w.order);
+  candidates.consider(at_tau0);
+  candidates.consider(loose);
+  if (w.m1 <= 0 || at_tau0.empty() || loose.empty()) return;
+  // Beyond tau0 + (sum at tau0 - least sum) / (m - 1), (m - 1) tau alone loses.
+  const double hi = tau0 + (sum_of(w.c, w.x, at_tau0) - sum_of(w.c, w.x, loose)) / w.m1;
+  const auto first = std::upper_bound(values.begin(), values.end(), tau0);
+  const auto last = std::upper_bound(values.begin(), values.end(), hi);
+  if (last <= first) return;  // hi may round below tau0
+  const size_t count = static_cast<size_t>(last - first);
+  const size_t k = std::min<size_t>(count, kMaxTau);
+  for (size_t q = 0; q < k; ++q) {
+    const size_t pick = k == count ? q : (q + 1) * count / k - 1;
+    candidates.consider(min_sum_split(w.c, w.x, cap, L, *(first + static_cast<std::ptrdiff_t>(pick)), w.order));
+  }
+}
+
+// Caps n_s <= cap_s on layers per stage that keep every stage's all-reduce a_s + b_s n_s at
+// or under `level`.
+std::vector<int64_t> caps_at_level(const SplitProblem& p, double level) {
+  const int64_t L = p.layers;
+  std::vector<int64_t> cap(p.max_layers.size(), 0);
+  for (size_t s = 0; s < cap.size(); ++s) {
+    int64_t k = 0;
+    if (p.ar_b[s] > 0) {
+      const double q = std::floor((level - p.ar_a[s]) / p.ar_b[s] * (1 + 1e-12) + 1e-9);
+      k = q >= static_cast<double>(L) ? L : (q >= 0 ? static_cast<int64_t>(q) : 0);
+    } else if (p.ar_a[s] <= level) {
+      k = L;
+    }
+    cap[s] = std::min<int64_t>(k, p.max_layers[s]);
+  }
+  return cap;
+}
+
+// All-reduce levels as caps: the distinct values a_s + b_s n, increasing, while a level plus
+// the pipeline's lower bound can still beat `best_t`; only caps that admit a split, each once.
+std::vector<std::vector<int64_t>> allreduce_caps(const SplitProblem& p, double pipe_lb, double best_t) {
+  const int64_t L = p.layers;
+  std::vector<double> levels;
+  for (size_t s = 0; s < p.max_layers.size(); ++s)
+    for (int64_t n = 1; n <= std::min(p.max_layers[s], L); ++n)
+      levels.push_back(p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
+  std::sort(levels.begin(), levels.end());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  std::vector<std::vector<int64_t>> useful;
+  for (double lev : levels) {
+    if (!(lev + pipe_lb < best_t)) break;
+    std::vector<int64_t> cap = caps_at_level(p, lev);
+    int64_t total = 0;
+    for (int64_t k : cap) total += k;
+    if (total < L || *std::min_element(cap.begin(), cap.end()) < 1) continue;
+    if (!useful.empty() && useful.back() == cap) continue;
+    useful.push_back(std::move(cap));
+  }
+  return useful;
+}
+
+// Polish: move one layer across a boundary while T decreases (first improvement, at most
+// kMaxPolish rounds). With many replicas (D S > kExactPolish) the moves are judged on
+// proxy_time, O(S) each; the caller keeps the result only if the exact T is better.
+std::vector<int64_t> polish(const SplitProblem& p, const WorstReplica& w, std::vector<int64_t> cur) {
+  const size_t Su = p.max_layers.size();
   const bool exact_polish = p.c.size() * Su <= kExactPolish;
   auto judge = [&](const std::vector<int64_t>& b) {
     if (exact_polish) return split_objective(p, b);
-    proxy_t = kInf;
-    proxy(b);
-    return proxy_t;
+    const double t = proxy_time(p, w, b);
+    return t < kInf ? t : kInf;  // NaN (an unreachable all-reduce ring) counts as +inf
   };
-  std::vector<int64_t> cur = best;
   double cur_t = judge(cur);
   for (int round = 0; round < kMaxPolish; ++round) {
     bool improved = false;
@@ -398,8 +414,52 @@ std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_lim
       }
     if (!improved) break;
   }
-  consider(cur);
-  return best;
+  return cur;
+}
+
+}  // namespace
+
+std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_limit) {
+  const int64_t S = static_cast<int64_t>(p.max_layers.size()), L = p.layers;
+  if (S == 0 || S > L) return {};
+  int64_t room = 0;
+  for (int64_t k : p.max_layers) room += std::min(k, L);
+  if (room < L) return {};
+
+  // 1. Exhaustive on small spaces (each split costs O(D S) to evaluate, so the limit on the
+  //    number of splits shrinks with D beyond 4 replicas).
+  const double D = static_cast<double>(std::max<size_t>(1, p.c.size()));
+  const double limit = D > 4 ? exhaustive_limit * 4 / D : exhaustive_limit;
+  if (compositions(L, S, limit) <= limit) return exhaustive_split(p);
+
+  // 2. DP over the right objective, bounded search around it, on the worst replica's c and x.
+  const WorstReplica w = worst_replica(p);
+  // Lower bound of the pipeline part of T, used to stop the all-reduce levels.
+  const double tau_free = min_bottleneck(w.c, w.x, p.max_layers, L, stage_values(w.c, w.x, p.max_layers, L));
+  if (tau_free == kInf) return {};
+  const std::vector<int64_t> free_sum = min_sum_split(w.c, w.x, p.max_layers, L, kInf, w.order);
+  const double pipe_lb = w.m1 * tau_free + (free_sum.empty() ? 0.0 : sum_of(w.c, w.x, free_sum));
+
+  ProxyBest candidates(p, w);
+  // Without an all-reduce cap first: its T bounds the levels worth trying.
+  search_under_caps(p, w, p.max_layers, candidates);
+  if (p.c.size() > 1) {
+    const std::vector<std::vector<int64_t>> useful = allreduce_caps(p, pipe_lb, candidates.t);
+    const size_t k = std::min<size_t>(useful.size(), kMaxArLevels);
+    for (size_t q = 0; q < k; ++q)
+      search_under_caps(p, w, useful[k == useful.size() ? q : q * (useful.size() - 1) / std::max<size_t>(1, k - 1)],
+                        candidates);
+  }
+
+  // The exact T picks among the best candidate, the even and the least-bottleneck splits.
+  ExactBest best(p);
+  best.consider(candidates.b);
+  const std::vector<int64_t> even = even_bounds(S, L);
+  if (within_caps(even, p.max_layers)) best.consider(even);
+  best.consider(bottleneck_split(p));
+  if (best.b.empty()) return best.b;
+  best.consider(polish(p, w, best.b));
+  return best.b;
 }
 
 std::vector<int64_t> bottleneck_split(const SplitProblem& p) {

@@ -1,6 +1,11 @@
-// Small hand-made clusters and models shared by the planner tests.
+// Small hand-made clusters, models and search budgets shared by the planner tests
+// (tests/cpp/test_plan_*.cpp).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,6 +15,7 @@
 namespace plan_fixtures {
 
 using namespace hulk::plan;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Two regions of machines; every pair linked, with intra- or inter-region parameters.
 struct Net {
@@ -49,5 +55,56 @@ inline ModelSpec model(const std::string& name, int64_t layers, double params_pe
 }
 
 inline std::set<int64_t> as_set(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+inline double bottleneck(const JobCost& jc) {
+  double b = 0;
+  for (const auto& rep : jc.stages)
+    for (const auto& st : rep) b = std::max(b, st.compute_s + st.send_s);
+  return b;
+}
+
+// Random two-region cluster of 3..8 machines with mixed memory and speed.
+inline Cluster random_cluster(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> n_dist(3, 8);
+  std::uniform_real_distribution<double> mem(2.0, 12.0), fl(20.0, 200.0), inter(20.0, 200.0);
+  const int n = n_dist(rng);
+  const int na = std::max(1, n / 2);
+  std::vector<double> a, b, t;
+  for (int k = 0; k < n; ++k) {
+    (k < na ? a : b).push_back(mem(rng));
+    t.push_back(fl(rng));
+  }
+  Net net;
+  net.inter_ms = inter(rng);
+  net.inter_gbps = 0.2 + 2.0 * std::uniform_real_distribution<double>(0, 1)(rng);
+  return two_regions(a, b, net, t);
+}
+
+// Random machines with mixed memory and speed, every pair linked with random bandwidth.
+inline Cluster random_linked(std::mt19937_64& rng, int n) {
+  std::uniform_real_distribution<double> mem(1.7, 8.0), fl(10.0, 300.0), bw(0.01, 10.0), lat(1.0, 80.0);
+  std::vector<Machine> ms;
+  for (int s = 0; s < n; ++s) ms.push_back({"", "R", mem(rng), fl(rng)});
+  std::vector<Link> links;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) links.push_back({i, j, lat(rng), bw(rng)});
+  return Cluster(ms, links);
+}
+
+// Two small jobs, and a search budget of `n` moves (the clock far away), as several tests use.
+inline std::vector<ModelSpec> two_small_jobs() { return {model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)}; }
+inline SearchOptions moves(int64_t n, uint64_t seed = 0) {
+  SearchOptions o;
+  o.time_limit_s = 60;
+  o.max_iterations = n;
+  o.seed = seed;
+  return o;
+}
+
+inline bool has_note(const Plan& p, const std::string& text) {
+  for (const auto& n : p.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
 
 }  // namespace plan_fixtures

@@ -1,0 +1,128 @@
+// Sparse ops (csrc/ops/cpu/sparse.cpp): SpMM and the segment sum of edge features on every
+// graph shape, and the GCN composition built on them (tests/cpp/ops_fixtures.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "csrc/graph.h"
+#include "csrc/ops/ops.h"
+#include "csrc/tensor.h"
+#include "tests/cpp/ops_fixtures.h"
+#include "tests/cpp/reference.h"
+
+namespace {
+
+using namespace ops_fixtures;
+
+// =============================================================================================
+// sparse
+// =============================================================================================
+
+TEST(Spmm, MatchesReferenceOnAllGraphs) {
+  std::mt19937 rng(201);
+  for (const GraphCase& gc : graph_cases()) {
+    SCOPED_TRACE(gc.name);
+    const Csr a = csr_of(gc.g);
+    for (int64_t f : {1, 5, 16}) {
+      const DMat x = ref::random_dmat(gc.g.num_nodes, f, rng);
+      Tensor out = Tensor::filled(2, 2, 3.0f);
+      hulk::ops::spmm(a, ref::to_f(x), out, false);
+      EXPECT_TRUE(ref::all_close(out, ref::spmm(gc.g, x, false), kAtol, kRtol)) << "unweighted, F " << f;
+      hulk::ops::spmm(a, ref::to_f(x), out, true);
+      // weighted=true uses the values when the graph has them, ones otherwise.
+      EXPECT_TRUE(ref::all_close(out, ref::spmm(gc.g, x, !gc.g.weights.empty()), kAtol, kRtol)) << "weighted, F " << f;
+      // Transpose: A^T x, reference through the dense adjacency.
+      const DMat at = ref::transpose(ref::dense_adjacency(gc.g, true));
+      hulk::ops::spmm(hulk::transpose(a), ref::to_f(x), out, true);
+      EXPECT_TRUE(ref::all_close(out, ref::matmul(at, x), kAtol, kRtol)) << "transpose, F " << f;
+    }
+  }
+}
+
+TEST(Spmm, GcnNormalisedAdjacency) {
+  std::mt19937 rng(202);
+  for (const GraphCase& gc : graph_cases()) {
+    SCOPED_TRACE(gc.name);
+    const Csr n = hulk::gcn_normalize(csr_of(gc.g), !gc.g.weights.empty());
+    const DMat x = ref::random_dmat(gc.g.num_nodes, 6, rng);
+    Tensor out;
+    hulk::ops::spmm(n, ref::to_f(x), out, true);
+    EXPECT_TRUE(ref::all_close(out, ref::matmul(ref::gcn_norm_dense(gc.g, !gc.g.weights.empty()), x), kAtol, kRtol));
+  }
+}
+
+TEST(Spmm, RejectsWrongInputRows) {
+  const Csr a = csr_of(ref::random_graph(GraphKind::Uniform, 6, 8, true, false, 9));
+  Tensor out;
+  EXPECT_THROW(hulk::ops::spmm(a, Tensor(5, 2), out, false), std::invalid_argument);
+}
+
+TEST(SegmentSumEdges, MatchesReferenceOnAllGraphs) {
+  std::mt19937 rng(211);
+  for (const GraphCase& gc : graph_cases()) {
+    SCOPED_TRACE(gc.name);
+    const Csr a = csr_of(gc.g);
+    for (int64_t fe : {0, 1, 4}) {
+      const DMat e = ref::random_dmat(gc.g.num_edges(), fe, rng);
+      Tensor out = Tensor::filled(1, 1, 3.0f);
+      hulk::ops::segment_sum_edges(a, ref::to_f(e), out);
+      EXPECT_TRUE(ref::all_close(out, ref::segment_sum_edges(gc.g, e), kAtol, kRtol)) << "Fe " << fe;
+    }
+  }
+}
+// =============================================================================================
+// GCN-style composition: Y = spmm(gcn_normalize(A), X) @ W + b, backward through the ops
+// (dW = (A_hat X)^T dY, db = column sums, dX = A_hat^T (dY W^T) via the transposed CSR).
+// =============================================================================================
+
+TEST(GcnComposition, OpBackwardMatchesFiniteDifferences) {
+  std::mt19937 rng(401);
+  for (const GraphCase& gc : small_graph_cases()) {
+    for (bool use_w : {false, true}) {
+      if (use_w && gc.g.weights.empty()) continue;
+      SCOPED_TRACE(gc.name + (use_w ? ", weighted" : ""));
+      const Csr an = hulk::gcn_normalize(csr_of(gc.g), use_w);
+      const Csr an_t = hulk::transpose(an);
+      const DMat a_hat = ref::gcn_norm_dense(gc.g, use_w);
+      DMat x = ref::random_dmat(gc.g.num_nodes, 4, rng), w = ref::random_dmat(4, 3, rng), b = ref::random_dmat(1, 3, rng);
+      const DMat r = ref::random_dmat(gc.g.num_nodes, 3, rng);
+      // (1) float64 reference composition and its hand-derived backward.
+      auto loss64 = [&] { return ref::dot(ref::add_bias(ref::matmul(ref::matmul(a_hat, x), w), b), r); };
+      const DMat dw64 = ref::gemm(ref::matmul(a_hat, x), true, r, false, DMat(), 1.0, 0.0);
+      const DMat dx64 = ref::matmul(ref::transpose(a_hat), ref::gemm(r, false, w, true, DMat(), 1.0, 0.0));
+      EXPECT_TRUE(ref::gradients_match(dx64, ref::central_differences(x.data(), x.size(), kFdStep64, loss64), kFdTol64));
+      EXPECT_TRUE(ref::gradients_match(dw64, ref::central_differences(w.data(), w.size(), kFdStep64, loss64), kFdTol64));
+      EXPECT_TRUE(ref::gradients_match(ref::bias_grad(r, nullptr), ref::central_differences(b.data(), b.size(), kFdStep64, loss64), kFdTol64));
+      // (2) the same through the float32 ops.
+      Tensor xf = ref::to_f(x), wf = ref::to_f(w), bf = ref::to_f(b);
+      const Tensor rf = ref::to_f(r);
+      auto forward = [&](Tensor& ax, Tensor& y) {
+        hulk::ops::spmm(an, xf, ax, true);
+        hulk::ops::gemm(ax, false, wf, false, y);
+        hulk::ops::add_bias(y, bf);
+      };
+      auto loss32 = [&] {
+        Tensor ax, y;
+        forward(ax, y);
+        return ref::projection(y, r);
+      };
+      Tensor ax, y, dw, db, t, dx;
+      forward(ax, y);
+      EXPECT_TRUE(ref::all_close(y, ref::add_bias(ref::matmul(ref::matmul(a_hat, x), w), b), kAtol, kRtol));
+      hulk::ops::gemm(ax, true, rf, false, dw);
+      hulk::ops::bias_grad(rf, nullptr, db, false);
+      hulk::ops::gemm(rf, false, wf, true, t);
+      hulk::ops::spmm(an_t, t, dx, true);
+      EXPECT_TRUE(ref::gradients_match(dx, ref::central_differences(xf.data(), xf.size(), kFdStep32, loss32), kFdTol32));
+      EXPECT_TRUE(ref::gradients_match(dw, ref::central_differences(wf.data(), wf.size(), kFdStep32, loss32), kFdTol32));
+      EXPECT_TRUE(ref::gradients_match(db, ref::central_differences(bf.data(), bf.size(), kFdStep32, loss32), kFdTol32));
+    }
+  }
+}
+
+}  // namespace

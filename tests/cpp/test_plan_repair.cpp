@@ -1,0 +1,107 @@
+// Plan repair (repair.cpp): a machine leaves, a machine joins.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "csrc/plan/planners.h"
+#include "tests/cpp/plan_fixtures.h"
+
+namespace {
+
+using namespace hulk::plan;
+using namespace plan_fixtures;
+
+TEST(PlanRepair, WithoutKeepsOtherJobsMachines) {
+  // Region A: 0..3, region B: 4..6. Job 0 on {0, 1}, job 1 on {4, 5}; 2, 3, 6 idle.
+  const Cluster c = two_regions({4, 4, 4, 4}, {4, 4, 4});
+  const std::vector<ModelSpec> jobs{model("m", 4), model("n", 4)};
+  const Plan p = plan_assignment(c, jobs, {0, 0, -1, -1, 1, 1, -1});
+  ASSERT_TRUE(p.feasible());
+  const Repair r = repair_without(c, p, 1);
+  EXPECT_EQ(r.cluster.size(), 6);
+  ASSERT_TRUE(r.plan.feasible()) << r.plan.jobs[0].cost.reason;
+  EXPECT_EQ(r.plan.jobs[1].machines(), (std::vector<int64_t>{3, 4}));  // 4, 5 shifted down
+  // Job 0 keeps machine 0 and takes the closest idle machine (old 2 or 3: new 1 or 2).
+  const auto g0 = r.plan.jobs[0].machines();
+  EXPECT_TRUE(std::find(g0.begin(), g0.end(), 0) != g0.end());
+  ASSERT_EQ(r.moved.size(), 1u);
+  EXPECT_TRUE(r.moved[0] == 1 || r.moved[0] == 2);
+  EXPECT_TRUE(std::find(g0.begin(), g0.end(), r.moved[0]) != g0.end());
+  EXPECT_GE(r.seconds, 0);
+  EXPECT_DOUBLE_EQ(r.plan.jobs[1].cost.iteration_s, p.jobs[1].cost.iteration_s);
+  EXPECT_THROW(repair_without(c, p, 7), std::invalid_argument);
+}
+
+TEST(PlanRepair, WithoutTakesSurplusWhenNoMachineIsIdle) {
+  const Cluster c = two_regions({4, 4}, {4, 4, 4});
+  const std::vector<ModelSpec> jobs{model("m", 4), model("n", 4)};
+  const Plan p = plan_assignment(c, jobs, {0, 0, 1, 1, 1});
+  ASSERT_TRUE(p.feasible());
+  const Repair r = repair_without(c, p, 0);
+  ASSERT_TRUE(r.plan.feasible());
+  ASSERT_EQ(r.moved.size(), 1u);
+  EXPECT_EQ(r.plan.jobs[0].machines().size(), 2u);
+  EXPECT_EQ(r.plan.jobs[1].machines().size(), 2u);
+  std::vector<int64_t> both = r.plan.jobs[0].machines();
+  for (int64_t x : r.plan.jobs[1].machines()) EXPECT_TRUE(std::find(both.begin(), both.end(), x) == both.end());
+}
+
+TEST(PlanRepair, WithAssignsTheNewMachine) {
+  const Cluster c = two_regions({8, 8}, {8});
+  const std::vector<ModelSpec> jobs{model("m", 4, 1e8, 16)};
+  const Plan p = plan_assignment(c, jobs, {0, -1, -1});
+  ASSERT_TRUE(p.feasible());
+  // A fast machine next to machine 0.
+  const Machine fresh{"new", "A", 16, 400};
+  const Repair r = repair_with(c, p, fresh, {{0, 3, 1, 100}, {1, 3, 1, 100}, {2, 3, 50, 1}});
+  EXPECT_EQ(r.cluster.size(), 4);
+  EXPECT_EQ(r.moved, (std::vector<int64_t>{3}));
+  const auto g = r.plan.jobs[0].machines();
+  EXPECT_TRUE(std::find(g.begin(), g.end(), 3) != g.end());
+  EXPECT_LT(r.plan.jobs[0].cost.iteration_s, p.jobs[0].cost.iteration_s);
+  EXPECT_LT(r.plan.makespan_s, p.makespan_s);
+
+  // A machine nobody can reach (no links, pairs forbidden) and too small to run the job on
+  // its own stays idle. (One that holds the whole job may take it alone: sets of machines
+  // that cannot reach each other are planned apart.)
+  const Cluster f(c.machines(), c.links(), MissingLinkRule::Forbid);
+  const Plan pf = plan_assignment(f, jobs, {0, -1, -1});
+  const Repair rf = repair_with(f, pf, Machine{"new", "A", 4, 400}, {});
+  EXPECT_TRUE(rf.moved.empty());
+  EXPECT_EQ(rf.plan.jobs[0].machines(), pf.jobs[0].machines());
+}
+
+TEST(PlanRepair, RepairsEveryKindOfPlan) {
+  // Sequential baselines, a Hulk plan with a waiting job, and search: repair never throws
+  // (schedule() rejects double-booked machines), keeps the job count, and stays feasible
+  // where the cluster still has room.
+  const Cluster c = two_regions({8, 8, 8}, {8, 8});
+  const std::vector<ModelSpec> jobs{model("x", 8), model("y", 8)};  // 12.8 GB each
+  SearchOptions o;
+  o.time_limit_s = 0.1;
+  const Plan hulk = plan_hulk(c, jobs, heuristic_classes(c, jobs));
+  for (const Plan& p : {plan_system_a(c, jobs), plan_system_b(c, jobs), plan_system_c(c, jobs), hulk,
+                        plan_search(c, jobs, o)}) {
+    for (int64_t failed = 0; failed < c.size(); ++failed) {
+      Repair r = repair_without(c, p, failed);
+      EXPECT_EQ(r.plan.jobs.size(), jobs.size());
+      for (const auto& j : r.plan.jobs)
+        for (int64_t x : j.machines()) EXPECT_LT(x, r.cluster.size());
+      if (p.feasible() && p.planner != "System A" && p.planner != "System C") {
+        EXPECT_TRUE(r.plan.feasible()) << p.planner << " without machine " << failed;
+      }
+      const Repair w = repair_with(c, p, Machine{"n", "B", 8, 100}, {{0, 5, 50, 1}, {3, 5, 1, 100}});
+      EXPECT_EQ(w.cluster.size(), c.size() + 1);
+    }
+  }
+}
+
+}  // namespace
