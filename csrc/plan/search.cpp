@@ -423,6 +423,7 @@ struct Starts {
   Score score;
   std::string name;  // the best start's
   std::vector<std::string> tried, skipped;
+  double first_start_s = 0;  // the first start's wall time (it runs to the end whatever the limit)
   std::vector<int64_t> hulk_start;  // Hulk's start after growth; empty when it did not run
   // Hulk's plans through Algorithm 1 and partition (which may make a job wait for another,
   // as no concurrent assignment can), candidates as they are.
@@ -462,7 +463,10 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
       st.name = name;
     }
   };
-  add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, out_of_time); });
+  // The first start is never cut short by the clock: stopped half way it left jobs with no
+  // machines ("no machines assigned") on large clusters with small budgets, where a plan exists.
+  add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, [] { return false; }); });
+  st.first_start_s = seconds_since(t0);
   // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below.
   add("fastest machines in one region", [&] {
     std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
@@ -528,12 +532,16 @@ std::string feasible_sequential_plans(const Cluster& c, const std::vector<ModelS
 }
 
 // The walk's plan, or one of Hulk's plans where it is better, with the notes that say which.
-Plan search_result(const Cluster& c, const std::vector<ModelSpec>& jobs, const Walk& walk, const Starts& st) {
+Plan search_result(const Cluster& c, const std::vector<ModelSpec>& jobs, const Walk& walk, const Starts& st,
+                   const SearchOptions& opts) {
   Plan p = plan_from_assignment(c, jobs, walk.best, "search");
   std::ostringstream summary;
   summary << "search: local search from the best of " << st.tried.size() << " starts";
   if (!st.skipped.empty()) summary << " (no time left for " << st.skipped.size() << " more)";
   summary << ", the " << st.name << ", " << walk.moves << " local-search moves";
+  if (st.first_start_s > opts.time_limit_s)
+    summary << "; the time limit (" << opts.time_limit_s << " s) was shorter than the first start, which ran to "
+            << "its end (" << st.first_start_s << " s) so that there is a plan";
   bool from_hulk = false;
   std::string hulk_note;
   for (const auto& [have, plan, what] :
@@ -568,7 +576,7 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
   Evaluator ev(c, jobs);
   Starts starts = run_starts(c, jobs, ev, opts, t0);
   const Walk walk = walk_from_starts(c, jobs, ev, starts, opts, t0);
-  Plan p = search_result(c, jobs, walk, starts);
+  Plan p = search_result(c, jobs, walk, starts, opts);
   p.planning_s = seconds_since(t0);
   return p;
 }

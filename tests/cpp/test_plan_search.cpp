@@ -64,6 +64,22 @@ TEST(PlanSearch, RunsJobsConcurrentlyOneRegionEach) {
   EXPECT_LT(s.makespan_s, plan_system_b(c, jobs).makespan_s);
 }
 
+TEST(PlanSearch, ABudgetTooSmallStillGivesThePlanOfTheFirstStart) {
+  // A start cut short by the clock used to leave every job "no machines assigned"; the first
+  // start now always ends, and the note says the limit was shorter than it.
+  Net net;
+  net.inter_ms = 150;
+  net.inter_gbps = 0.05;
+  const Cluster c = two_regions({8, 8, 8}, {8, 8, 8}, net);
+  const std::vector<ModelSpec> jobs{model("j0", 6, 1e8, 16), model("j1", 6, 1e8, 16)};
+  SearchOptions o;
+  o.time_limit_s = 1e-12;
+  const Plan s = plan_search(c, jobs, o);
+  ASSERT_TRUE(s.feasible());
+  ASSERT_FALSE(s.notes.empty());
+  EXPECT_NE(s.notes[0].find("shorter than the first start, which ran to its end"), std::string::npos) << s.notes[0];
+}
+
 TEST(PlanSearch, DeterministicForASeedWithAnIterationBudget) {
   std::mt19937_64 rng(99);
   const Cluster c = random_cluster(rng);

@@ -390,6 +390,17 @@ def test_bad_time_limit(spec47, t):
         planners.plan(spec47, ["BERT-large"], "search", time_limit_s=t)
 
 
+@pytest.mark.parametrize("planner", ["search", "hulk"])
+def test_a_budget_too_small_to_plan_still_gives_a_feasible_plan(planner):
+    # A search start cut short by the clock used to report "infeasible: no machines assigned"
+    # on large clusters with small budgets; the first start now always runs to its end.
+    c = generate.generate_cluster(3000, seed=1)
+    p = planners.plan(c, models.PAPER_JOBS_4, planner, time_limit_s=1e-9)
+    assert p.feasible, [j.get("reason") for j in p.jobs]
+    if planner == "search":
+        assert "the time limit (1e-09 s) was shorter than the first start" in p.notes[0]
+
+
 def test_infinite_time_limit_is_rejected_not_a_hang(tmp_path):
     """BUG: time_limit_s=inf passes the ``> 0`` check and the search never stops (so does
     ``hulk plan --time-limit inf``). Run in a child process so that the hang cannot stall the suite."""
