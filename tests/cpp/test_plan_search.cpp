@@ -43,14 +43,20 @@ TEST(PlanSearch, NoWorseThanAnySimplePlanner) {
   }
 }
 
-TEST(PlanSearch, RunsJobsConcurrentlyOneRegionEach) {
-  // Each job fits in one region; the inter-region link is poor. Concurrent jobs on their own
-  // regions beat running them one after another on the whole cluster.
+// Two regions of three machines joined by a poor link, and two jobs that each fit in one region.
+Cluster two_regions_poor_link() {
   Net net;
   net.inter_ms = 150;
   net.inter_gbps = 0.05;
-  const Cluster c = two_regions({8, 8, 8}, {8, 8, 8}, net);
-  const std::vector<ModelSpec> jobs{model("j0", 6, 1e8, 16), model("j1", 6, 1e8, 16)};
+  return two_regions({8, 8, 8}, {8, 8, 8}, net);
+}
+std::vector<ModelSpec> two_region_jobs() { return {model("j0", 6, 1e8, 16), model("j1", 6, 1e8, 16)}; }
+
+TEST(PlanSearch, RunsJobsConcurrentlyOneRegionEach) {
+  // Each job fits in one region; the inter-region link is poor. Concurrent jobs on their own
+  // regions beat running them one after another on the whole cluster.
+  const Cluster c = two_regions_poor_link();
+  const std::vector<ModelSpec> jobs = two_region_jobs();
   SearchOptions o;
   o.time_limit_s = 0.5;
   const Plan s = plan_search(c, jobs, o);
@@ -67,11 +73,8 @@ TEST(PlanSearch, RunsJobsConcurrentlyOneRegionEach) {
 TEST(PlanSearch, ABudgetTooSmallStillGivesThePlanOfTheFirstStart) {
   // A start cut short by the clock used to leave every job "no machines assigned"; the first
   // start now always ends, and the note says the limit was shorter than it.
-  Net net;
-  net.inter_ms = 150;
-  net.inter_gbps = 0.05;
-  const Cluster c = two_regions({8, 8, 8}, {8, 8, 8}, net);
-  const std::vector<ModelSpec> jobs{model("j0", 6, 1e8, 16), model("j1", 6, 1e8, 16)};
+  const Cluster c = two_regions_poor_link();
+  const std::vector<ModelSpec> jobs = two_region_jobs();
   SearchOptions o;
   o.time_limit_s = 1e-12;
   const Plan s = plan_search(c, jobs, o);
