@@ -362,6 +362,8 @@ def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
             raise InputError(f"labels: node {node!r} is not in the graph")
         if not is_int(cls):
             raise InputError(f"labels[{node!r}] = {cls!r}: class ids must be integers (-1 for unlabelled)")
+        if not -1 <= cls <= INT64_MAX:  # as_labels then checks the class range
+            raise InputError(f"labels[{node!r}] = {cls}: labels must be class ids >= 0, or -1 for unlabelled")
         labels[index[node]] = cls
     return labels
 

@@ -998,3 +998,11 @@ def test_out_of_memory_in_a_limited_child(tmp_path):
                       tmp_path)
     assert out.startswith("ERROR OutOfMemoryError GNN.fit: out of memory (nodes 3, edges 1, node features 1, "
                           "edge features 0, hidden (100000, 100000), classes 3; needs about 149.0 GiB)"), out
+
+
+@pytest.mark.parametrize("cls", [2**64, -2**63 - 1])
+def test_label_mapping_class_past_int64(cls):
+    # before: OverflowError "Python int too large to convert to C long"
+    g = hulk.Graph(2, [[0, 1]], node_ids=["a", "b"])
+    with pytest.raises(hulk.InputError, match=rf"labels\['a'\] = {cls}: labels must be class ids >= 0"):
+        hulk.GNN(2).fit(g, {"a": cls, "b": 0}, epochs=1)
