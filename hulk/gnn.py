@@ -9,8 +9,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from . import _core
-from ._checks import (INT64_MAX, as_labels, as_mask, check_hashable, check_int, check_seed, format_bytes, is_int,
-                      is_real, naming_out_of_memory)
+from ._checks import (INT64_MAX, as_labels, as_mask, check_int, check_seed, is_int, is_real,
+                      naming_out_of_memory)
 from ._device import check_device
 from .graph import Graph
 from .errors import InputError, InputTypeError, NotFittedError
