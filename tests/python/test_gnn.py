@@ -1006,3 +1006,12 @@ def test_label_mapping_class_past_int64(cls):
     g = hulk.Graph(2, [[0, 1]], node_ids=["a", "b"])
     with pytest.raises(hulk.InputError, match=rf"labels\['a'\] = {cls}: labels must be class ids >= 0"):
         hulk.GNN(2).fit(g, {"a": cls, "b": 0}, epochs=1)
+
+
+@pytest.mark.parametrize("n", [2**31, 2**64, 2.5, "4", True, 0])
+def test_set_num_threads_takes_a_c_int(n):
+    # before: 2**31 gave pybind's "incompatible function arguments", 2.5 and "4" were truncated / parsed
+    before = hulk.get_num_threads()
+    with pytest.raises(hulk.InputError, match=r"num_threads must be an integer in \[1, 2147483647\], got "):
+        hulk.set_num_threads(n)
+    assert hulk.get_num_threads() == before
