@@ -78,14 +78,18 @@ def naming_out_of_memory(call: str, sizes, estimate_bytes=None):
     except MemoryError as exc:
         if getattr(exc, "hulk_call", None) is not None:
             raise
+        # describing the sizes must not hide the out-of-memory error: each part may fail alone
         try:
             shown = sizes() if callable(sizes) else sizes
             text = ", ".join(f"{k} {v}" for k, v in shown.items())
+        except Exception:
+            text = "sizes unknown"
+        try:
             est = estimate_bytes() if callable(estimate_bytes) else estimate_bytes
             if est is not None:
                 text += f"; needs about {format_bytes(est)}"
-        except Exception:  # describing the sizes must not hide the out-of-memory error
-            text = "sizes unknown"
+        except Exception:
+            pass
         err = OutOfMemoryError(f"{call}: out of memory ({text}); use a smaller graph, model or cluster, "
                                f"or free memory first")
         err.hulk_call = call

@@ -229,9 +229,9 @@ def _load_cached_sample(spec: SampleSpec, path: str, max_jobs: int) -> Sample:
         raise bad(f"labels have dtype {labels.dtype} and shape {labels.shape}, expected int64 ({spec.n},)", "labels")
     if labels.size and (labels.min() < -1 or labels.max() > max_jobs):
         raise bad(f"labels outside [-1, {max_jobs}]", "labels")
-    if makespan.shape != () or seconds.shape != () or not (np.isfinite(makespan) and np.isfinite(seconds)):
-        raise bad("search_makespan_s and search_s must be finite scalars",
-                  "search_makespan_s" if makespan.shape != () or not np.isfinite(makespan) else "search_s")
+    for name, value in (("search_makespan_s", makespan), ("search_s", seconds)):
+        if value.shape != () or value.dtype.kind not in "fiu" or not np.isfinite(value):
+            raise bad("search_makespan_s and search_s must be finite scalars", name)
     return Sample(spec, labels.astype(np.int64), float(makespan), float(seconds))
 
 

@@ -120,10 +120,16 @@ def test_label_cache_content_errors_name_the_field(tmp_path):
     cache = tmp_path / "cache"
     _dataset(cache)
     target = sorted(cache.glob("*.npz"))[0]
+    with np.load(target) as f:
+        n = f["labels"].size
     np.savez(target, labels=np.zeros(3, np.int64), search_makespan_s=1.0, search_s=1.0)
     with pytest.raises(hulk.FileFormatError, match="label cache file .*shape") as exc:
         _dataset(cache)
     assert exc.value.field == "labels"
+    np.savez(target, labels=np.zeros(n, np.int64), search_makespan_s="fast", search_s=1.0)
+    with pytest.raises(hulk.FileFormatError, match="must be finite scalars") as exc:  # before: numpy's TypeError
+        _dataset(cache)
+    assert exc.value.field == "search_makespan_s"
     np.savez(target, labels=np.zeros(3, np.int64))
     with pytest.raises(hulk.FileFormatError, match=r"missing \['search_makespan_s', 'search_s'\]") as exc:
         _dataset(cache)
