@@ -64,6 +64,11 @@ class Graph:
             raise InputError(f"edges: expected shape (M, 2), got {edge_arr.shape}")
         if edge_arr.dtype.kind not in "iu":
             raise InputError(f"edges: expected integer node ids, got dtype {edge_arr.dtype}")
+        if edge_arr.dtype.kind == "u" and edge_arr.size and edge_arr.max() >= num_nodes:
+            # before the cast to int64, which would wrap ids past 2**63 - 1 to negative ones
+            i, j = (int(k) for k in np.argwhere(edge_arr >= num_nodes)[0])
+            raise InputError(f"edges[{i}]: {('source', 'target')[j]} node id {edge_arr[i, j]} is out of range "
+                             f"[0, {num_nodes})")
         edge_arr = edge_arr.astype(np.int64)
         m = edge_arr.shape[0]
         if m > MAX_EDGES:

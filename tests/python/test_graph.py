@@ -521,3 +521,10 @@ def test_graph_out_of_memory_in_a_limited_child(tmp_path):
                       "except MemoryError as exc:\n    print('ERROR', type(exc).__name__, exc)\n"
                       "    sys.exit(0)", tmp_path)
     assert out.startswith("ERROR OutOfMemoryError Graph: out of memory (nodes 2, edges 1, node features 300000000"), out
+
+
+def test_uint64_edge_id_past_int64_is_reported_as_given():
+    # before: "edges[0]: target node id -1 is out of range" (the id wrapped in the cast to int64)
+    with pytest.raises(hulk.InputError, match=r"^edges\[1\]: source node id 18446744073709551615 is out of range \[0, 3\)"):
+        hulk.Graph(3, np.array([[0, 1], [2**64 - 1, 2]], np.uint64))
+    assert hulk.Graph(3, np.array([[0, 1], [1, 2]], np.uint64)).num_edges == 2
