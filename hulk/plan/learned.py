@@ -78,8 +78,8 @@ from ..gnn import GNN
 from ..graph import Graph
 from .inputs import as_cluster, as_model_specs
 from .rules import greedy_classes, job_need_bytes, plan_classes
-from .._checks import check_seed
-from ..errors import FileFormatError, InputError
+from .._checks import check_int, check_seed
+from ..errors import FileFormatError, InputError, InputTypeError
 
 MAX_JOBS = 6
 FORMAT_VERSION = "hulk-learned-planner/1"
@@ -132,6 +132,7 @@ def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remot
     """The GNN input for ``cluster`` (a Cluster, or what :func:`hulk.plan.as_cluster` takes) and ``jobs`` (names or
     ModelSpecs, at most ``max_jobs``). See the module docstring for the features."""
     seed = check_seed(seed)
+    max_jobs, k_local, k_remote = _check_encoding_sizes(max_jobs, k_local, k_remote)
     job_specs = as_model_specs(jobs)
     if len(job_specs) > max_jobs:
         raise InputError(f"jobs: this encoding has {max_jobs} job slots, got {len(job_specs)} jobs")
@@ -230,7 +231,10 @@ class LearnedPlanner:
     per machine (-1 idle) for ``hulk.plan.plan(..., "hulk", model=...)``."""
 
     def __init__(self, gnn: GNN, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remote: int = 8, info=None):
-        self.gnn, self.max_jobs, self.k_local, self.k_remote = gnn, int(max_jobs), int(k_local), int(k_remote)
+        if not isinstance(gnn, GNN):
+            raise InputTypeError(f"gnn must be a hulk.GNN, got {type(gnn).__name__}")
+        self.gnn = gnn
+        self.max_jobs, self.k_local, self.k_remote = _check_encoding_sizes(max_jobs, k_local, k_remote)
         self.info = dict(info or {})
 
     def encode(self, cluster, jobs) -> Graph:
@@ -374,6 +378,14 @@ MAX_SAMPLED_NEIGHBOURS = 256  # and of k_local, k_remote (links sampled per mach
 _ENCODING_KEYS = {"version": str, "max_jobs": int, "k_local": int, "k_remote": int, "node_features": list,
                   "edge_features": list, "weights_sha256": str, "info": dict}
 _OPTIONAL_ENCODING_KEYS = ("weights_sha256", "info")
+
+
+def _check_encoding_sizes(max_jobs, k_local, k_remote) -> tuple:
+    """The encoding's sizes within the bounds an encoding file may hold (so that a planner that
+    can be built can be saved and loaded back; an unbounded max_jobs would build columns without end)."""
+    return (check_int(max_jobs, "max_jobs", 1, MAX_JOB_SLOTS),
+            check_int(k_local, "k_local", 0, MAX_SAMPLED_NEIGHBOURS),
+            check_int(k_remote, "k_remote", 0, MAX_SAMPLED_NEIGHBOURS))
 
 
 def _file_error(path, field: str, message: str) -> FileFormatError:

@@ -337,3 +337,24 @@ def test_encode_seed_outside_uint64(seed):
     # before: 2**64 was accepted (and True taken as 1)
     with pytest.raises(hulk.InputError, match=r"seed must be an integer in \[0, 2\*\*64 - 1\]"):
         learned.encode(generate.generate_cluster(10, seed=0), ["BERT-large"], seed=seed)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # before: max_jobs=2**64 built feature columns without end (memory grew until the process was killed)
+    (dict(max_jobs=2**64), "max_jobs must be an integer in [1, 64], got 18446744073709551616"),
+    (dict(max_jobs=0), "max_jobs must be an integer in [1, 64], got 0"),
+    (dict(k_local=2**64), "k_local must be an integer in [0, 256], got 18446744073709551616"),
+    (dict(k_remote=1.5), "k_remote must be an integer in [0, 256], got 1.5"),
+])
+def test_encoding_sizes_within_the_file_bounds(kwargs, message):
+    with pytest.raises(hulk.InputError) as exc:
+        learned.encode(generate.generate_cluster(10, seed=0), ["BERT-large"], **kwargs)
+    assert message in str(exc.value)
+    with pytest.raises(hulk.InputError) as exc:
+        learned.LearnedPlanner(learned.default_planner().gnn, **kwargs)
+    assert message in str(exc.value)
+
+
+def test_learned_planner_needs_a_gnn():
+    with pytest.raises(hulk.InputTypeError, match="gnn must be a hulk.GNN, got str"):
+        learned.LearnedPlanner("model.gnn")
