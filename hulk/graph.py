@@ -128,6 +128,14 @@ class Graph:
         if G.number_of_nodes() == 0:
             raise InputError("G has no nodes")
         node_attrs, edge_attrs = list(node_attrs), list(edge_attrs)
+        n, m = G.number_of_nodes(), G.number_of_edges()
+        with naming_out_of_memory("Graph.from_networkx", {"nodes": n, "edges": m, "node features": len(node_attrs),
+                                                          "edge features": len(edge_attrs)},
+                                  8 * (n * len(node_attrs) + m * (len(edge_attrs) + 3)) + 48 * (n + m)):
+            return cls._from_networkx(G, node_attrs, edge_attrs, edge_weight)
+
+    @classmethod
+    def _from_networkx(cls, G, node_attrs: list, edge_attrs: list, edge_weight) -> "Graph":
         node_ids = list(G.nodes)
         index = {v: i for i, v in enumerate(node_ids)}
         x = np.zeros((len(node_ids), len(node_attrs)))
@@ -162,9 +170,14 @@ class Graph:
         for k, g in enumerate(graphs):
             if not isinstance(g, Graph):
                 raise InputTypeError(f"batch: item {k} is a {type(g).__name__}, not a hulk.Graph")
-        node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
-        return Graph._wrap(_core.engine.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
-                           graphs[0].edge_attrs)
+        n, m = sum(g.num_nodes for g in graphs), sum(g.num_edges for g in graphs)
+        f, fe = graphs[0].num_node_features, graphs[0].num_edge_features
+        with naming_out_of_memory("Graph.batch", {"graphs": len(graphs), "nodes": n, "edges": m, "node features": f,
+                                                  "edge features": fe},
+                                  4 * (n * f + m * fe) + 48 * (n + m)):
+            node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
+            return Graph._wrap(_core.engine.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
+                               graphs[0].edge_attrs)
 
     # -- views -----------------------------------------------------------------------------
 

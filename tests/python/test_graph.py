@@ -528,3 +528,27 @@ def test_uint64_edge_id_past_int64_is_reported_as_given():
     with pytest.raises(hulk.InputError, match=r"^edges\[1\]: source node id 18446744073709551615 is out of range \[0, 3\)"):
         hulk.Graph(3, np.array([[0, 1], [2**64 - 1, 2]], np.uint64))
     assert hulk.Graph(3, np.array([[0, 1], [1, 2]], np.uint64)).num_edges == 2
+
+
+def test_from_networkx_and_batch_out_of_memory_name_the_sizes(monkeypatch):
+    import hulk.graph
+
+    def fail(*args, **kwargs):
+        raise MemoryError()
+    G = small_cluster()
+    g = hulk.Graph.from_networkx(G, node_attrs=["capability"])
+    monkeypatch.setattr(hulk.graph, "_numeric", fail)
+    with pytest.raises(hulk.OutOfMemoryError, match=rf"^Graph.from_networkx: out of memory \(nodes {G.number_of_nodes()}, "
+                                                     rf"edges {G.number_of_edges()}, node features 1, edge features 0;"):
+        hulk.Graph.from_networkx(G, node_attrs=["capability"])
+    monkeypatch.setattr(hulk.graph, "_core", _FailingBatchCore)
+    with pytest.raises(hulk.OutOfMemoryError, match=rf"^Graph.batch: out of memory \(graphs 2, nodes {2 * g.num_nodes}, "):
+        hulk.Graph.batch([g, g])
+
+
+class _FailingBatchCore:
+    class engine:
+        class Graph:
+            @staticmethod
+            def batch(graphs):
+                raise hulk.OutOfMemoryError("out of memory: the C++ core could not allocate what this call needs")
