@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 import numpy as np
-from .errors import InputError
+from .errors import InputError, InputTypeError, OutOfMemoryError
+
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4028235e38: the engine computes in float32
 
 
 def is_int(x) -> bool:
@@ -19,6 +24,76 @@ def is_real(x) -> bool:
     if t is float or t is int:  # the common case, without the slow ABC check (1 M links per file)
         return True
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def check_int(value, name: str, lo: int = 0, hi: int = INT64_MAX) -> int:
+    """``value`` as an int after checking it is an integer (not a bool) in ``[lo, hi]``; the
+    default ``hi`` is the int64 range of the C++ core's integer arguments."""
+    if not is_int(value) or not lo <= value <= hi:
+        top = "2**63 - 1" if hi == INT64_MAX else "2**64 - 1" if hi == UINT64_MAX else str(hi)
+        raise InputError(f"{name} must be an integer in [{lo}, {top}], got {value!r}")
+    return int(value)
+
+
+def check_seed(value, name: str = "seed") -> int:
+    """A random seed: an integer in [0, 2**64 - 1], the uint64 the C++ core (models, search
+    planner) takes; generators seeded in Python keep to the same range so that one seed works
+    everywhere."""
+    return check_int(value, name, 0, UINT64_MAX)
+
+
+def check_hashable(value, name: str) -> None:
+    """Raises InputTypeError naming ``name`` when ``value`` cannot be a dict key or set member
+    (ids are looked up by value: a list or a dict cannot be one)."""
+    try:
+        hash(value)
+    except TypeError:
+        raise InputTypeError(f"{name} = {_short(value)} is of type {type(value).__name__}, which is not hashable; "
+                             f"ids must be hashable (a number, a string, a tuple, ...)") from None
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in a readable unit (``"1.5 GiB"``)."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover
+
+
+@contextlib.contextmanager
+def naming_out_of_memory(call: str, sizes, estimate_bytes=None):
+    """Turns a MemoryError inside the block (numpy's, Python's, or the C++ core's generic
+    OutOfMemoryError) into an :class:`OutOfMemoryError` that names ``call``, the ``sizes``
+    (a dict, or a callable returning one, e.g. nodes, edges, features) and, when given, an
+    estimate of the bytes; the original exception stays chained. An error already named by an
+    inner call passes through unchanged."""
+    try:
+        yield
+    except MemoryError as exc:
+        if getattr(exc, "hulk_call", None) is not None:
+            raise
+        # describing the sizes must not hide the out-of-memory error: each part may fail alone
+        try:
+            shown = sizes() if callable(sizes) else sizes
+            text = ", ".join(f"{k} {v}" for k, v in shown.items())
+        except Exception:
+            text = "sizes unknown"
+        try:
+            est = estimate_bytes() if callable(estimate_bytes) else estimate_bytes
+            if est is not None:
+                text += f"; needs about {format_bytes(est)}"
+        except Exception:
+            pass
+        err = OutOfMemoryError(f"{call}: out of memory ({text}); use a smaller graph, model or cluster, "
+                               f"or free memory first")
+        err.hulk_call = call
+        raise err from exc
 
 
 def _as_float(value, name: str, what: str) -> np.ndarray:
@@ -43,8 +118,23 @@ def as_matrix(value, name: str, rows: int | None = None) -> np.ndarray:
         raise InputError(f"{name}: expected a 2-D array, got shape {arr.shape}")
     if rows is not None and arr.shape[0] != rows:
         raise InputError(f"{name}: expected {rows} rows, got shape {arr.shape}")
+    return _to_float32(arr, name)
+
+
+def _to_float32(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` (finite) as C-contiguous float32; a value that overflows float32 is named."""
     check_finite(arr, name)
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    if arr.dtype == np.float32:
+        return np.ascontiguousarray(arr)
+    with np.errstate(over="ignore"):
+        out = np.ascontiguousarray(arr, dtype=np.float32)
+    if not np.isfinite(out).all():
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+        count = int((~np.isfinite(out)).sum())
+        raise InputError(f"{name}: value {float(arr[where])!r} at index {where if len(where) > 1 else where[0]} is "
+                         f"outside the float32 range the engine computes in (-3.4e38 to 3.4e38; {count} such "
+                         f"value(s) in all)")
+    return out
 
 
 def as_vector(value, name: str, length: int) -> np.ndarray:
@@ -52,8 +142,7 @@ def as_vector(value, name: str, length: int) -> np.ndarray:
     arr = _as_float(value, name, "1-D")
     if arr.shape != (length,):
         raise InputError(f"{name}: expected shape ({length},), got {arr.shape}")
-    check_finite(arr, name)
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    return _to_float32(arr, name)
 
 
 def check_finite(arr: np.ndarray, name: str) -> None:

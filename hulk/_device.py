@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import _core
+from ._checks import check_int
 from .errors import InputError, DeviceError
 
 
@@ -41,4 +42,4 @@ def get_num_threads() -> int:
 
 def set_num_threads(n: int) -> None:
     """Sets the number of OpenMP threads the C++ core uses (n >= 1)."""
-    _core.engine.set_num_threads(int(n))
+    _core.engine.set_num_threads(check_int(n, "num_threads", 1, 2**31 - 1))  # a C int

@@ -85,9 +85,10 @@ def read_json_file(path, what: str, max_bytes: int = DEFAULT_MAX_JSON_BYTES):
     return parse_json(text, f"{what} {p!r}")
 
 
-def atomic_write(path, data, *, what: str = "file") -> None:
-    """Writes ``data`` (str or bytes) to ``path`` through a temporary file in the same folder
-    and a rename; on any failure the temporary file is removed and ``path`` is untouched."""
+def write_temp(path, data, *, what: str = "file") -> str:
+    """Writes ``data`` (str or bytes) to a new temporary file in the folder of ``path``, flushed
+    to disk and with the mode a plain ``open()`` gives; returns its name. On failure nothing is
+    left behind. :func:`atomic_write` renames it over ``path``."""
     p = os.fsdecode(path)
     if not p:
         raise InputError(f"{what}: the path is empty")
@@ -106,6 +107,24 @@ def atomic_write(path, data, *, what: str = "file") -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a plain open() would
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, f"{what}: saving {p!r} failed ({exc.strerror or exc}); "
+                                     f"the previous file, if any, is unchanged") from None
+        raise
+    return tmp
+
+
+def atomic_write(path, data, *, what: str = "file") -> None:
+    """Writes ``data`` (str or bytes) to ``path`` through a temporary file in the same folder
+    and a rename; on any failure the temporary file is removed and ``path`` is untouched."""
+    tmp = write_temp(path, data, what=what)
+    p = os.fsdecode(path)
+    try:
         os.replace(tmp, p)
     except BaseException as exc:
         try:

@@ -9,10 +9,20 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from . import _core
-from ._checks import as_labels, as_mask, is_int, is_real
+from ._checks import (INT64_MAX, as_labels, as_mask, check_int, check_seed, is_int, is_real,
+                      naming_out_of_memory)
 from ._device import check_device
 from .graph import Graph
 from .errors import InputError, InputTypeError, NotFittedError
+
+# Bounds of the model's shape: the limits of the model file (csrc/nn/serialize.cpp), so that every
+# model that trains can be saved and loaded back, and far above any model that fits in memory (two
+# layers of MAX_WIDTH hold 2**40 weights, 16 TiB with their gradients and Adam moments). A value
+# past them is a typo; below them an allocation that fails says so with the sizes
+# (OutOfMemoryError).
+MAX_WIDTH = 1 << 20
+MAX_LAYERS = 64
+MAX_CLASSES = 1 << 20
 
 
 class GNN:
@@ -52,15 +62,17 @@ class GNN:
                  standardize: bool = True, seed: int = 0, device: str = "cpu"):
         if not is_int(num_classes) or num_classes < 2:
             raise InputError(f"num_classes must be an integer >= 2, got {num_classes!r}")
-        hidden = [hidden] if isinstance(hidden, (int, np.integer)) else list(hidden)
-        if not hidden or any(not is_int(h) or h < 1 for h in hidden):
-            raise InputError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
+        if num_classes > MAX_CLASSES:
+            raise InputError(f"num_classes = {num_classes} is more than the {MAX_CLASSES} classes a model may have "
+                             f"(the limit of the model file)")
+        hidden = _check_hidden(hidden)
         if pooling not in ("sum", "mean"):
             raise InputError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
         if not is_real(dropout) or not 0.0 <= dropout < 1.0:
             raise InputError(f"dropout must be in [0, 1), got {dropout!r}")
         if not is_int(seed) or seed < 0:
             raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+        check_seed(seed)
         self.device = check_device(device)
         self._options = dict(num_classes=int(num_classes), hidden=[int(h) for h in hidden], pooling=pooling,
                              edge_pool=bool(edge_pool), per_edge_reference=False,
@@ -96,11 +108,18 @@ class GNN:
         Each history entry has epoch, train_loss, train_acc, val_loss, val_acc (NaN
         without validation) and seconds.
         """
+        with self._naming_out_of_memory("GNN.fit", graph):
+            return self._fit(graph, labels, train_mask, val_mask, epochs, lr, weight_decay, patience, restore_best,
+                             verbose, callback)
+
+    def _fit(self, graph, labels, train_mask, val_mask, epochs, lr, weight_decay, patience, restore_best, verbose,
+             callback) -> list[dict]:
         g, labels, train_mask, val_mask = self._training_inputs(graph, labels, train_mask, val_mask)
         for name, value, check in (("epochs", epochs, lambda v: v >= 1), ("patience", patience, lambda v: v >= 0)):
             if not is_int(value) or not check(value):
                 raise InputError(f"{name} must be a {'positive' if name == 'epochs' else 'non-negative'} "
                                  f"integer, got {value!r}")
+            check_int(value, name, 1 if name == "epochs" else 0, INT64_MAX)  # the engine counts in int64
         for name, value in (("lr", lr), ("weight_decay", weight_decay)):
             if not is_real(value) or not math.isfinite(value) or value < 0 or (
                     name == "lr" and value == 0):
@@ -144,19 +163,21 @@ class GNN:
         a graph representative of the whole training set; builds the model if needed)."""
         if not isinstance(graph, Graph):
             raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
-        self._build(graph)
-        self._model.fit_scaler(graph._g)
+        with self._naming_out_of_memory("GNN.fit_scaler", graph):
+            self._build(graph)
+            self._model.fit_scaler(graph._g)
 
     def partial_fit(self, graph: Graph, labels, mask=None, lr: float = 0.01, weight_decay: float = 5e-4) -> dict:
         """One optimiser step on ``graph`` (usually a :meth:`Graph.batch` of several graphs).
         Returns the batch's ``loss`` and ``acc`` before the step."""
         if not isinstance(graph, Graph):
             raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
-        self._build(graph)
-        n = graph.num_nodes
-        labels = as_labels(labels, "labels", n, self._options["num_classes"])
-        mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
-        loss, correct, count = self._model.train_step(graph._g, labels, mask, float(lr), float(weight_decay))
+        with self._naming_out_of_memory("GNN.partial_fit", graph):
+            self._build(graph)
+            n = graph.num_nodes
+            labels = as_labels(labels, "labels", n, self._options["num_classes"])
+            mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
+            loss, correct, count = self._model.train_step(graph._g, labels, mask, float(lr), float(weight_decay))
         return {"loss": loss, "acc": correct / count if count else float("nan")}
 
     def evaluate(self, graph: Graph, labels, mask=None) -> dict:
@@ -165,7 +186,8 @@ class GNN:
         n = graph.num_nodes
         labels = as_labels(labels, "labels", n, self._options["num_classes"])
         mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
-        loss, correct, count = model.evaluate(graph._g, labels, mask)
+        with self._naming_out_of_memory("GNN.evaluate", graph):
+            loss, correct, count = model.evaluate(graph._g, labels, mask)
         return {"loss": loss, "acc": correct / count if count else float("nan"), "count": count}
 
     def _training_inputs(self, graph, labels, train_mask, val_mask):
@@ -194,15 +216,21 @@ class GNN:
 
     def predict_proba(self, graph: Graph) -> np.ndarray:
         """Class probabilities [N, C] (float32)."""
-        return self._fitted_model(graph).predict_proba(graph._g)
+        model = self._fitted_model(graph)
+        with self._naming_out_of_memory("GNN.predict_proba", graph):
+            return model.predict_proba(graph._g)
 
     def predict(self, graph: Graph) -> np.ndarray:
         """Most probable class per node [N] (int64)."""
-        return self._fitted_model(graph).predict(graph._g)
+        model = self._fitted_model(graph)
+        with self._naming_out_of_memory("GNN.predict", graph):
+            return model.predict(graph._g)
 
     def logits(self, graph: Graph) -> np.ndarray:
         """Pre-softmax scores [N, C] (float32)."""
-        return self._fitted_model(graph).logits(graph._g)
+        model = self._fitted_model(graph)
+        with self._naming_out_of_memory("GNN.logits", graph):
+            return model.logits(graph._g)
 
     def _fitted_model(self, graph):
         if self._model is None:
@@ -211,6 +239,28 @@ class GNN:
             raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
         self._check_graph(graph)
         return self._model
+
+    def _naming_out_of_memory(self, call: str, graph):
+        """:func:`hulk._checks.naming_out_of_memory` with this model's and ``graph``'s sizes
+        (a list of graphs counts as their union)."""
+        graphs = [g for g in (graph if isinstance(graph, (list, tuple)) else [graph]) if isinstance(g, Graph)]
+        o = self._options
+        hidden, classes = o["hidden"], o["num_classes"]
+
+        def totals():
+            return (sum(g.num_nodes for g in graphs), sum(g.num_edges for g in graphs),
+                    max((g.num_node_features for g in graphs), default=0),
+                    max((g.num_edge_features for g in graphs), default=0))
+
+        def sizes():
+            n, m, f, fe = totals()
+            return {"nodes": n, "edges": m, "node features": f, "edge features": fe, "hidden": tuple(hidden),
+                    "classes": classes}
+
+        def estimate():
+            n, m, f, fe = totals()
+            return _estimate_bytes(n, m, f, fe, hidden, classes)
+        return naming_out_of_memory(call, sizes, estimate)
 
     def _check_graph(self, g: Graph) -> None:
         cfg = self._model.config
@@ -278,6 +328,32 @@ class GNN:
                 f"edge_pool={o['edge_pool']}, dropout={o['dropout']}, seed={o['seed']})")
 
 
+def _check_hidden(hidden) -> list[int]:
+    """The layer widths: one positive int, or a non-empty sequence of them, within the bounds."""
+    hidden = [hidden] if isinstance(hidden, (int, np.integer)) else list(hidden)
+    if not hidden or any(not is_int(h) or h < 1 for h in hidden):
+        raise InputError(f"hidden must be a non-empty sequence of positive integers, got {hidden!r}")
+    if len(hidden) > MAX_LAYERS:
+        raise InputError(f"hidden lists {len(hidden)} layers, more than the {MAX_LAYERS} a model may have "
+                         f"(the limit of the model file)")
+    for k, h in enumerate(hidden):
+        if h > MAX_WIDTH:
+            raise InputError(f"hidden[{k}] = {h} is wider than the {MAX_WIDTH} a layer may be (the limit of the "
+                             f"model file; two layers that wide would need 4 TiB for their weights alone)")
+    return [int(h) for h in hidden]
+
+
+def _estimate_bytes(n: int, m: int, f: int, fe: int, hidden, classes: int) -> int:
+    """A rough lower bound of what training needs: the float32 weights with their gradients and
+    two Adam moments (EdgePool first, then GCNConv layers and the classifier), plus per node
+    three float32 activations (value, pre-activation, gradient) of every layer and the input,
+    and the edge features."""
+    widths = [int(h) for h in hidden]
+    params = (2 * f + fe + 1) * widths[0] + sum((a + 1) * b for a, b in zip(widths, widths[1:]))
+    params += (widths[-1] + 1) * classes
+    return 16 * params + 12 * n * (f + sum(widths) + classes) + 4 * m * (fe + 2)
+
+
 def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
     index = {v: i for i, v in enumerate(g.node_ids)}
     labels = np.full(g.num_nodes, -1, dtype=np.int64)
@@ -286,6 +362,8 @@ def _labels_from_mapping(mapping: Mapping, g: Graph) -> np.ndarray:
             raise InputError(f"labels: node {node!r} is not in the graph")
         if not is_int(cls):
             raise InputError(f"labels[{node!r}] = {cls!r}: class ids must be integers (-1 for unlabelled)")
+        if not -1 <= cls <= INT64_MAX:  # as_labels then checks the class range
+            raise InputError(f"labels[{node!r}] = {cls}: labels must be class ids >= 0, or -1 for unlabelled")
         labels[index[node]] = cls
     return labels
 

@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 
 from . import _core
-from ._checks import as_matrix, as_vector, is_int
+from ._checks import FLOAT32_MAX, as_matrix, as_vector, check_hashable, is_int, naming_out_of_memory
 from .errors import InputError, InputTypeError
 
 
@@ -44,6 +44,13 @@ class Graph:
     def __init__(self, num_nodes: int, edges, node_features=None, edge_features=None, edge_weight=None,
                  directed: bool = False, node_ids: Sequence[Hashable] | None = None,
                  node_attrs: Sequence[str] = (), edge_attrs: Sequence[str] = ()):
+        with naming_out_of_memory("Graph", lambda: _input_sizes(num_nodes, edges, node_features, edge_features),
+                                  lambda: _input_bytes(num_nodes, edges, node_features, edge_features)):
+            self._init(num_nodes, edges, node_features, edge_features, edge_weight, directed, node_ids, node_attrs,
+                       edge_attrs)
+
+    def _init(self, num_nodes, edges, node_features, edge_features, edge_weight, directed, node_ids, node_attrs,
+              edge_attrs) -> None:
         if not is_int(num_nodes) or num_nodes <= 0:
             raise InputError(f"num_nodes must be a positive integer, got {num_nodes!r}")
         if num_nodes > MAX_NODES:
@@ -57,6 +64,11 @@ class Graph:
             raise InputError(f"edges: expected shape (M, 2), got {edge_arr.shape}")
         if edge_arr.dtype.kind not in "iu":
             raise InputError(f"edges: expected integer node ids, got dtype {edge_arr.dtype}")
+        if edge_arr.dtype.kind == "u" and edge_arr.size and edge_arr.max() >= num_nodes:
+            # before the cast to int64, which would wrap ids past 2**63 - 1 to negative ones
+            i, j = (int(k) for k in np.argwhere(edge_arr >= num_nodes)[0])
+            raise InputError(f"edges[{i}]: {('source', 'target')[j]} node id {edge_arr[i, j]} is out of range "
+                             f"[0, {num_nodes})")
         edge_arr = edge_arr.astype(np.int64)
         m = edge_arr.shape[0]
         if m > MAX_EDGES:
@@ -70,7 +82,7 @@ class Graph:
         self.node_ids = list(range(num_nodes)) if node_ids is None else list(node_ids)
         if len(self.node_ids) != num_nodes:
             raise InputError(f"node_ids: expected {num_nodes} ids, got {len(self.node_ids)}")
-        if node_ids is not None and len(set(self.node_ids)) != num_nodes:
+        if node_ids is not None and len(_id_set(self.node_ids, "node_ids")) != num_nodes:
             seen = set()
             dup = next(v for v in self.node_ids if v in seen or seen.add(v))
             raise InputError(f"node_ids: {dup!r} appears more than once; ids must be unique")
@@ -116,6 +128,14 @@ class Graph:
         if G.number_of_nodes() == 0:
             raise InputError("G has no nodes")
         node_attrs, edge_attrs = list(node_attrs), list(edge_attrs)
+        n, m = G.number_of_nodes(), G.number_of_edges()
+        with naming_out_of_memory("Graph.from_networkx", {"nodes": n, "edges": m, "node features": len(node_attrs),
+                                                          "edge features": len(edge_attrs)},
+                                  8 * (n * len(node_attrs) + m * (len(edge_attrs) + 3)) + 48 * (n + m)):
+            return cls._from_networkx(G, node_attrs, edge_attrs, edge_weight)
+
+    @classmethod
+    def _from_networkx(cls, G, node_attrs: list, edge_attrs: list, edge_weight) -> "Graph":
         node_ids = list(G.nodes)
         index = {v: i for i, v in enumerate(node_ids)}
         x = np.zeros((len(node_ids), len(node_attrs)))
@@ -150,9 +170,14 @@ class Graph:
         for k, g in enumerate(graphs):
             if not isinstance(g, Graph):
                 raise InputTypeError(f"batch: item {k} is a {type(g).__name__}, not a hulk.Graph")
-        node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
-        return Graph._wrap(_core.engine.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
-                           graphs[0].edge_attrs)
+        n, m = sum(g.num_nodes for g in graphs), sum(g.num_edges for g in graphs)
+        f, fe = graphs[0].num_node_features, graphs[0].num_edge_features
+        with naming_out_of_memory("Graph.batch", {"graphs": len(graphs), "nodes": n, "edges": m, "node features": f,
+                                                  "edge features": fe},
+                                  4 * (n * f + m * fe) + 48 * (n + m)):
+            node_ids = [(k, v) for k, g in enumerate(graphs) for v in g.node_ids]
+            return Graph._wrap(_core.engine.Graph.batch([g._g for g in graphs]), node_ids, graphs[0].node_attrs,
+                               graphs[0].edge_attrs)
 
     # -- views -----------------------------------------------------------------------------
 
@@ -172,7 +197,10 @@ class Graph:
         The aggregation the GNN layers run, exposed for checks and benchmarks.
         """
         x = as_matrix(features, "features", self.num_nodes)
-        return self._g.spmm(x, bool(normalized))
+        with naming_out_of_memory("Graph.spmm", lambda: {"nodes": self.num_nodes, "edges": self.num_edges,
+                                                         "features": x.shape[1]},
+                                  lambda: 4 * x.size * 2 + 8 * self.num_edges):
+            return self._g.spmm(x, bool(normalized))
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
@@ -190,4 +218,52 @@ def _numeric(data: dict, attr: str, where: str) -> float:
         raise InputError(f"{where}: attribute {attr!r} = {value!r} is not numeric") from None
     if not np.isfinite(out):
         raise InputError(f"{where}: attribute {attr!r} = {value!r} is not finite")
+    if abs(out) > FLOAT32_MAX:
+        raise InputError(f"{where}: attribute {attr!r} = {value!r} is outside the float32 range the engine computes "
+                         f"in (-3.4e38 to 3.4e38)")
     return out
+
+
+def _id_set(ids: list, name: str) -> set:
+    """``set(ids)``; an unhashable id raises InputTypeError naming ``name[k]`` and its type."""
+    try:
+        return set(ids)
+    except TypeError:
+        for k, v in enumerate(ids):
+            check_hashable(v, f"{name}[{k}]")
+        raise
+
+
+def _rows(value) -> int | str:
+    shape = getattr(value, "shape", None)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    try:
+        return len(value)
+    except TypeError:
+        return "?"
+
+
+def _cols(value) -> int:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return int(shape[1]) if len(shape) > 1 else 1
+    try:
+        return len(value[0]) if len(value) else 0
+    except (TypeError, IndexError, KeyError):
+        return 1
+
+
+def _input_sizes(num_nodes, edges, node_features, edge_features) -> dict:
+    """The sizes a Graph is asked to hold, for an out-of-memory message."""
+    return {"nodes": num_nodes, "edges": _rows(edges),
+            "node features": 0 if node_features is None else _cols(node_features),
+            "edge features": 0 if edge_features is None else _cols(edge_features)}
+
+
+def _input_bytes(num_nodes, edges, node_features, edge_features) -> int:
+    """About what building the Graph takes: float64 and float32 copies of the features, the
+    int64 edge list and about six int64/float32 entries per edge and node in the CSR structures."""
+    s = _input_sizes(num_nodes, edges, node_features, edge_features)
+    n, m = int(s["nodes"]), int(s["edges"])
+    return 12 * (n * s["node features"] + m * s["edge features"]) + 16 * m + 48 * (n + m)

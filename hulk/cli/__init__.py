@@ -33,8 +33,9 @@ def main(argv: list[str] | None = None) -> int:
             status = getattr(args, "status", None)
             if status is not None:
                 status.done()  # stops the progress heartbeat, also when the command failed
-    except (ValueError, RuntimeError, OSError, TypeError, KeyError) as exc:
-        message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
+    except (ValueError, RuntimeError, OSError, TypeError, KeyError, MemoryError) as exc:
+        # one line, whatever the exception's text holds (a bare MemoryError has none)
+        message = " ".join(str(exc).split()) or type(exc).__name__
         if sys.stderr.isatty():
             sys.stderr.write("\r\033[K")  # clear a progress line
         print(f"hulk {args.command}: error: {message}", file=sys.stderr)

@@ -76,7 +76,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .. import _core
-from .._checks import is_int, is_real
+from .._checks import check_seed, is_int, is_real, naming_out_of_memory
 from .._io import atomic_write, parse_json, read_json_file
 from . import cluster_spec
 from .cluster import Cluster, Machines, cities, implausible, plausible_words, unit_vector
@@ -284,7 +284,7 @@ class RegionalCluster(Cluster):
         """Check shapes, dtypes, finiteness, symmetry and ranges; ``ValueError`` names the field."""
         _check_missing_rule(self.missing_links)
         if self.seed is not None:
-            _check_int("seed", self.seed, 0)
+            check_seed(self.seed)
         R, G = self._check_names("region_names"), self._check_names("gpu_names")
         for g in self.gpu_names:
             if cluster_spec.gpu_info(g)["name"] != g:
@@ -407,7 +407,7 @@ class RegionalCluster(Cluster):
         """
         k_local = _check_int("k_local", k_local, 0)
         k_remote = _check_int("k_remote", k_remote, 0)
-        rng = np.random.default_rng(_check_int("seed", seed, 0))
+        rng = np.random.default_rng(check_seed(seed))
         n, R = len(self), self.n_regions
         sizes = self.region_sizes()
         members, starts, rank = self._grouping()
@@ -686,7 +686,7 @@ def generate_cluster(n: int, seed: int = 0, *, n_regions: int | None = None, mis
     every type, equal weight); ``utilisation`` in (0, 1] scales the peak TFLOPS.
     """
     n = _check_int("n", n, 2)
-    seed = _check_int("seed", seed, 0)
+    seed = check_seed(seed)
     n_cities = len(cities())
     if n_regions is None:
         n_regions = min(int(np.clip(round(math.sqrt(n)), 3, n_cities)), n)
@@ -697,7 +697,14 @@ def generate_cluster(n: int, seed: int = 0, *, n_regions: int | None = None, mis
     if not is_real(utilisation) or not math.isfinite(utilisation) or not 0 < utilisation <= 1:
         raise InputError(f"utilisation must be in (0, 1], got {utilisation!r}")
     gpu_names, gpu_w = _resolve_gpu_mix(gpu_mix)
+    # about 20 float64/int64 per machine at the peak (the per-region GPU mix drawn per machine included)
+    with naming_out_of_memory("generate_cluster", {"machines": n, "regions": n_regions, "GPU types": len(gpu_names)},
+                              8 * n * (len(gpu_names) + 20)):
+        return _generate(n, seed, n_regions, float(missing_fraction), missing_links, gpu_names, gpu_w,
+                         float(utilisation))
 
+
+def _generate(n, seed, n_regions, missing_fraction, missing_links, gpu_names, gpu_w, utilisation) -> RegionalCluster:
     rng_regions, rng_latency, rng_machines, rng_gpus, rng_links = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(_N_STREAMS))
 
@@ -723,7 +730,7 @@ def generate_cluster(n: int, seed: int = 0, *, n_regions: int | None = None, mis
     return RegionalCluster(
         region_names=[table[k]["name"] for k in picked], region_lat=lat, region_lon=lon,
         base_latency_ms=base_latency, base_bandwidth_gbps=base_bandwidth,
-        region_link=_region_links(rng_links, n_regions, float(missing_fraction)),
+        region_link=_region_links(rng_links, n_regions, missing_fraction),
         region=region, access_ms=access, gpu_names=gpu_names, gpu=gpu, gpus=gpus,
         memory_gb=gpus * mem[gpu], tflops=gpus * peak[gpu] * float(utilisation),
         missing_links=missing_links, seed=seed)

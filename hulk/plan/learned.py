@@ -67,16 +67,19 @@ import hashlib
 import json
 import math
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write, check_input_path, read_json_file
+from .._io import check_input_path, read_json_file, write_temp
 from ..gnn import GNN
 from ..graph import Graph
 from .inputs import as_cluster, as_model_specs
 from .rules import greedy_classes, job_need_bytes, plan_classes
-from ..errors import InputError
+from .._checks import check_int, check_seed
+from ..errors import FileFormatError, InputError, InputTypeError
 
 MAX_JOBS = 6
 FORMAT_VERSION = "hulk-learned-planner/1"
@@ -128,6 +131,8 @@ def _rank01_within(v: np.ndarray, group: np.ndarray) -> np.ndarray:
 def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remote: int = 8, seed: int = 0) -> Graph:
     """The GNN input for ``cluster`` (a Cluster, or what :func:`hulk.plan.as_cluster` takes) and ``jobs`` (names or
     ModelSpecs, at most ``max_jobs``). See the module docstring for the features."""
+    seed = check_seed(seed)
+    max_jobs, k_local, k_remote = _check_encoding_sizes(max_jobs, k_local, k_remote)
     job_specs = as_model_specs(jobs)
     if len(job_specs) > max_jobs:
         raise InputError(f"jobs: this encoding has {max_jobs} job slots, got {len(job_specs)} jobs")
@@ -226,7 +231,10 @@ class LearnedPlanner:
     per machine (-1 idle) for ``hulk.plan.plan(..., "hulk", model=...)``."""
 
     def __init__(self, gnn: GNN, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remote: int = 8, info=None):
-        self.gnn, self.max_jobs, self.k_local, self.k_remote = gnn, int(max_jobs), int(k_local), int(k_remote)
+        if not isinstance(gnn, GNN):
+            raise InputTypeError(f"gnn must be a hulk.GNN, got {type(gnn).__name__}")
+        self.gnn = gnn
+        self.max_jobs, self.k_local, self.k_remote = _check_encoding_sizes(max_jobs, k_local, k_remote)
         self.info = dict(info or {})
 
     def encode(self, cluster, jobs) -> Graph:
@@ -274,30 +282,74 @@ class LearnedPlanner:
     def save(self, path) -> None:
         """Writes the weights to ``path`` and the encoding to ``path + '.json'``.
 
-        Both go to temporary files in the same folder first and are renamed into place only
-        when both are complete. The encoding records the SHA-256 of the weights it belongs to,
-        so a save killed between the two renames leaves a pair that :meth:`load` rejects by
-        name instead of pairing new weights with an old encoding silently."""
+        Both go to temporary files in the same folder first and replace the old pair only when
+        both are complete; if the encoding's replacement then fails, the old weights are put
+        back from a backup, so a failed save leaves the old pair (or nothing) as it was. The
+        encoding records the SHA-256 of the weights it belongs to, so a save killed between the
+        two renames leaves a pair that :meth:`load` rejects by name instead of pairing new
+        weights with an old encoding silently."""
         path = os.fspath(path)
         if not path:
             raise InputError("LearnedPlanner.save: the path is empty")
+        meta_path = path + ".json"
         folder = os.path.dirname(os.path.abspath(path))
-        import tempfile
-        fd, tmp_weights = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp-", dir=folder)
-        os.close(fd)
+        tmp_weights = tmp_meta = backup = None
+        replaced = False
         try:
+            try:
+                fd, tmp_weights = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp-", dir=folder)
+                os.close(fd)
+            except OSError as exc:
+                raise OSError(exc.errno, f"LearnedPlanner.save: cannot create a temporary file in {folder!r} "
+                                         f"({exc.strerror or exc}); nothing was changed") from None
             self.gnn.save(tmp_weights)  # itself written through a temporary file
             digest = hashlib.sha256(Path(tmp_weights).read_bytes()).hexdigest()
             meta = dict(version=FORMAT_VERSION, max_jobs=self.max_jobs, k_local=self.k_local, k_remote=self.k_remote,
                         node_features=node_feature_names(self.max_jobs), edge_features=list(EDGE_FEATURES),
                         weights_sha256=digest, info=self.info)
             text = json.dumps(meta, indent=1, allow_nan=False) + "\n"
-            os.replace(tmp_weights, path)
+            tmp_meta = write_temp(meta_path, text, what="learned-planner encoding")
+            # Both complete. Keep the old weights until the encoding is in place too.
+            if os.path.lexists(path):
+                backup = tmp_weights + ".old"
+                try:
+                    os.link(path, backup)
+                except OSError:  # no hard links here (or path is not a regular file): a copy
+                    shutil.copy2(path, backup)
+            try:
+                os.replace(tmp_weights, path)
+            except OSError as exc:
+                raise OSError(exc.errno, f"LearnedPlanner.save: cannot replace {path!r} ({exc.strerror or exc}); "
+                                         f"the previous weights and encoding are unchanged") from exc
+            replaced = True
+            try:
+                os.replace(tmp_meta, meta_path)
+            except OSError as exc:
+                raise OSError(exc.errno, f"LearnedPlanner.save: cannot replace {meta_path!r} "
+                                         f"({exc.strerror or exc}); the previous weights and encoding are "
+                                         f"unchanged") from exc
+            replaced = False  # both in place: nothing to undo
         except BaseException:
-            if os.path.exists(tmp_weights):
-                os.unlink(tmp_weights)
+            if replaced:  # new weights, old encoding: put the old weights back
+                try:
+                    if backup is not None:
+                        os.replace(backup, path)
+                        backup = None
+                    else:
+                        os.unlink(path)
+                except OSError as undo:
+                    kept = f"; the previous weights are in {backup!r}" if backup else ""
+                    backup = None  # left where the message says
+                    raise OSError(undo.errno, f"LearnedPlanner.save: saving {path!r} failed and the previous "
+                                              f"weights could not be put back ({undo.strerror or undo}){kept}")
             raise
-        atomic_write(path + ".json", text, what="learned-planner encoding")
+        finally:
+            for tmp in (tmp_weights, tmp_meta, backup):
+                if tmp is not None and os.path.lexists(tmp):
+                    try:
+                        os.unlink(tmp)
+                    except OSError:
+                        pass
 
     @classmethod
     def load(cls, path, device: str = "cpu") -> "LearnedPlanner":
@@ -308,12 +360,12 @@ class LearnedPlanner:
         meta = _check_encoding(read_json_file(meta_path, "learned-planner encoding", max_bytes=1 << 20), meta_path)
         digest = meta.get("weights_sha256")
         if digest is not None and hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
-            raise InputError(f"{path}: these weights are not the ones {meta_path} was saved with (weights_sha256 "
-                             f"differs; an interrupted or mixed save?); save the planner again")
+            raise _file_error(path, "weights_sha256", f"these weights are not the ones {meta_path} was saved with "
+                                  f"(weights_sha256 differs; an interrupted or mixed save?); save the planner again")
         gnn = GNN.load(path, device=device)
         if gnn.config["num_classes"] != meta["max_jobs"] + 1:
-            raise InputError(f"{path}: the model has {gnn.config['num_classes']} classes, the encoding expects "
-                             f"{meta['max_jobs'] + 1} ({meta['max_jobs']} job slots + idle)")
+            raise _file_error(path, "num_classes", f"the model has {gnn.config['num_classes']} classes, the encoding "
+                                  f"expects {meta['max_jobs'] + 1} ({meta['max_jobs']} job slots + idle)")
         return cls(gnn, meta["max_jobs"], meta["k_local"], meta["k_remote"], meta.get("info"))
 
     def __repr__(self) -> str:
@@ -328,32 +380,48 @@ _ENCODING_KEYS = {"version": str, "max_jobs": int, "k_local": int, "k_remote": i
 _OPTIONAL_ENCODING_KEYS = ("weights_sha256", "info")
 
 
+def _check_encoding_sizes(max_jobs, k_local, k_remote) -> tuple:
+    """The encoding's sizes within the bounds an encoding file may hold (so that a planner that
+    can be built can be saved and loaded back; an unbounded max_jobs would build columns without end)."""
+    return (check_int(max_jobs, "max_jobs", 1, MAX_JOB_SLOTS),
+            check_int(k_local, "k_local", 0, MAX_SAMPLED_NEIGHBOURS),
+            check_int(k_remote, "k_remote", 0, MAX_SAMPLED_NEIGHBOURS))
+
+
+def _file_error(path, field: str, message: str) -> FileFormatError:
+    """A FileFormatError whose ``field`` attribute names the key, with the message as before
+    ("<file>: <message>", the message naming the key itself)."""
+    err = FileFormatError(path, None, message)
+    err.field = field
+    return err
+
+
 def _check_encoding(meta, meta_path: str) -> dict:
     """Every key of an encoding file present (but the optional ones), of its type and in range."""
     if not isinstance(meta, dict):
-        raise InputError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
+        raise FileFormatError(meta_path, None, f"expected a JSON object, got {type(meta).__name__}")
     unknown = sorted(set(meta) - set(_ENCODING_KEYS))
     if unknown:
-        raise InputError(f"{meta_path}: unknown keys {unknown}; allowed: {sorted(_ENCODING_KEYS)}")
+        raise FileFormatError(meta_path, None, f"unknown keys {unknown}; allowed: {sorted(_ENCODING_KEYS)}")
     for key, kind in _ENCODING_KEYS.items():
         if key not in meta:
             if key in _OPTIONAL_ENCODING_KEYS:
                 continue
-            raise InputError(f"{meta_path}: key {key!r} is missing")
+            raise _file_error(meta_path, key, f"key {key!r} is missing")
         v = meta[key]
         if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
-            raise InputError(f"{meta_path}: {key} must be of type {kind.__name__}, got {v!r}")
+            raise _file_error(meta_path, key, f"{key} must be of type {kind.__name__}, got {v!r}")
     if meta["version"] != FORMAT_VERSION:
-        raise InputError(f"{meta_path}: version must be {FORMAT_VERSION!r}, got {meta['version']!r}")
+        raise _file_error(meta_path, "version", f"version must be {FORMAT_VERSION!r}, got {meta['version']!r}")
     for key, lo, hi in (("max_jobs", 1, MAX_JOB_SLOTS), ("k_local", 0, MAX_SAMPLED_NEIGHBOURS),
                         ("k_remote", 0, MAX_SAMPLED_NEIGHBOURS)):
         if not lo <= meta[key] <= hi:
-            raise InputError(f"{meta_path}: {key} = {meta[key]} is out of range [{lo}, {hi}]")
+            raise _file_error(meta_path, key, f"{key} = {meta[key]} is out of range [{lo}, {hi}]")
     expected = node_feature_names(meta["max_jobs"])
     if meta["node_features"] != expected or meta["edge_features"] != list(EDGE_FEATURES):
-        raise InputError(f"{meta_path}: the model was trained on other features than this version of hulk "
-                         f"computes ({len(meta['node_features'])} node features, expected "
-                         f"{len(expected)}); retrain it with `hulk train`")
+        raise _file_error(meta_path, "node_features", f"the model was trained on other features than this version of "
+                              f"hulk computes ({len(meta['node_features'])} node features, expected "
+                              f"{len(expected)}); retrain it with `hulk train`")
     return meta
 
 

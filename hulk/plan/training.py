@@ -29,12 +29,13 @@ import os
 import sys
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .._checks import is_int, is_real
+from .._checks import check_seed, is_int, is_real
 from .._io import atomic_write
 from .._progress import Progress
 from ..gnn import GNN
@@ -44,7 +45,7 @@ from .inputs import as_model_specs
 from .learned import MAX_JOBS, LearnedPlanner, decode_groups, encode, rule_groups, slot_order
 from .planners import plan
 from .rules import job_need_bytes, plan_classes
-from ..errors import InputError
+from ..errors import FileFormatError, InputError
 
 MEMORY_HEADROOM = 0.6
 MAX_SAMPLES = 100_000  # a data set larger than this would take days to label
@@ -83,6 +84,7 @@ class SampleSpec:
 
 def sample_specs(count: int, seed: int = 0, sizes=(16, 300), max_jobs: int = MAX_JOBS) -> list[SampleSpec]:
     """``count`` problem instances, deterministic in ``seed`` (see the module docstring)."""
+    seed = check_seed(seed)
     lo, hi = sizes
     if not (is_int(lo) and is_int(hi) and 2 <= lo <= hi):
         raise InputError(f"sizes must be two integers 2 <= lo <= hi, got {sizes!r}")
@@ -149,6 +151,27 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("HULK_CACHE", Path.home() / ".cache" / "hulk")) / "labels"
 
 
+def _make_cache_dir(cache_dir) -> Path:
+    """The label cache folder, created if needed; a path that is (or runs through) a file is an
+    InputError naming the argument, or the HULK_CACHE environment variable it came from."""
+    if cache_dir is not None:
+        cache, source, fix = Path(cache_dir), "cache_dir", "give a folder"
+    elif "HULK_CACHE" in os.environ:
+        cache, source, fix = default_cache_dir(), f"HULK_CACHE={os.environ['HULK_CACHE']!r}", "set HULK_CACHE to a folder"
+    else:
+        cache, source, fix = default_cache_dir(), "the default label cache", "set HULK_CACHE or give cache_dir"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        blocker = next((p for p in [cache, *cache.parents] if p.exists() and not p.is_dir()), cache)
+        what = "is a file" if blocker == cache else f"runs through {str(blocker)!r}, which is a file"
+        raise InputError(f"{source}: the label cache folder {str(cache)!r} {what}, not a folder; {fix}") from exc
+    except OSError as exc:
+        raise InputError(f"{source}: cannot create the label cache folder {str(cache)!r} "
+                         f"({exc.strerror or exc}); {fix}") from exc
+    return cache
+
+
 def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: float = 2.0, iterations: int = 2000,
                  max_jobs: int = MAX_JOBS, cache_dir=None, workers: int | None = None,
                  progress: bool = True) -> list[Sample]:
@@ -164,8 +187,8 @@ def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: fl
         raise InputError(f"count = {count} is more than the {MAX_SAMPLES} samples a data set may have")
     if workers is not None and (not is_int(workers) or workers < 1):
         raise InputError(f"workers must be a positive integer (or None for the CPU count), got {workers!r}")
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
+    seed = check_seed(seed)
+    cache = _make_cache_dir(cache_dir)
     specs = sample_specs(count, seed, sizes, max_jobs)
     paths = {s.index: str(cache / f"sample-{_sample_key(s, time_limit_s, iterations, max_jobs)}.npz") for s in specs}
     todo = [s for s in specs if not os.path.exists(paths[s.index])]
@@ -187,24 +210,28 @@ def make_dataset(count: int, seed: int = 0, *, sizes=(16, 300), time_limit_s: fl
 
 def _load_cached_sample(spec: SampleSpec, path: str, max_jobs: int) -> Sample:
     """One cached label file, checked against the sample it belongs to; errors name the file."""
-    def bad(why: str):
-        return ValueError(f"label cache file {path!r}: {why}; delete it to relabel the sample")
+    def bad(why: str, field: str | None = None) -> FileFormatError:
+        err = FileFormatError(path, field, why)
+        # the message keeps the form of every label cache error: the file first, how to recover last
+        Exception.__init__(err, f"label cache file {path!r}: {why}; delete it to relabel the sample")
+        return err
     try:
         with np.load(path, allow_pickle=False) as f:
             missing = {"labels", "search_makespan_s", "search_s"} - set(f.files)
             if missing:
-                raise bad(f"missing {sorted(missing)}")
+                raise bad(f"missing {sorted(missing)}", sorted(missing)[0])
             labels, makespan, seconds = f["labels"], f["search_makespan_s"], f["search_s"]
-    except (OSError, ValueError, EOFError, KeyError) as exc:
-        if isinstance(exc, ValueError) and str(exc).startswith("label cache file"):
-            raise
-        raise bad(f"unreadable ({exc})") from None
+    except FileFormatError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:  # a truncated archive: BadZipFile
+        raise bad(f"unreadable ({type(exc).__name__}: {exc})") from None
     if labels.dtype.kind not in "iu" or labels.shape != (spec.n,):
-        raise bad(f"labels have dtype {labels.dtype} and shape {labels.shape}, expected int64 ({spec.n},)")
+        raise bad(f"labels have dtype {labels.dtype} and shape {labels.shape}, expected int64 ({spec.n},)", "labels")
     if labels.size and (labels.min() < -1 or labels.max() > max_jobs):
-        raise bad(f"labels outside [-1, {max_jobs}]")
-    if makespan.shape != () or seconds.shape != () or not (np.isfinite(makespan) and np.isfinite(seconds)):
-        raise bad("search_makespan_s and search_s must be finite scalars")
+        raise bad(f"labels outside [-1, {max_jobs}]", "labels")
+    for name, value in (("search_makespan_s", makespan), ("search_s", seconds)):
+        if value.shape != () or value.dtype.kind not in "fiu" or not np.isfinite(value):
+            raise bad("search_makespan_s and search_s must be finite scalars", name)
     return Sample(spec, labels.astype(np.int64), float(makespan), float(seconds))
 
 
@@ -223,6 +250,7 @@ def train(samples: list, *, hidden=(64, 64, 64), epochs: int = 30, batch_graphs:
     After each epoch the validation clusters are planned with the model's groups (Algorithm 1,
     no refinement); the weights of the epoch whose mean makespan over the teacher's is least
     (ties: best node accuracy) are kept, since node accuracy mostly counts idle machines."""
+    seed = check_seed(seed)
     usable = [s for s in samples if (s.labels >= 0).any()]
     if len(usable) < 2:
         raise InputError(f"need at least 2 samples with labels, got {len(usable)} of {len(samples)}")

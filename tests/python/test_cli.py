@@ -64,3 +64,17 @@ def test_module_entry_point(tmp_path):
 ])
 def test_out_of_range_arguments_are_one_line_errors(argv, needle, capsys):
     one_line_error(argv, capsys, needle)
+
+
+@pytest.mark.parametrize("exc, needle", [
+    (hulk.OutOfMemoryError("GNN.fit: out of memory (nodes 3, edges 1); use a smaller graph"), "GNN.fit: out of memory"),
+    (MemoryError(), "MemoryError"),
+])
+def test_out_of_memory_is_a_one_line_error(monkeypatch, capsys, exc, needle):
+    # before: a traceback (MemoryError was not among the errors main() reports)
+    from hulk.cli import classify
+
+    def run(args):
+        raise exc
+    monkeypatch.setattr(classify, "run", run)
+    one_line_error(["classify"], capsys, "hulk classify: error: " + needle)

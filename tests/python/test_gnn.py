@@ -931,3 +931,87 @@ def test_huge_class_count_fails_within_bounded_memory(tmp_path, good_file):
     path = tmp_path / "classes.gnn"
     path.write_bytes(write_weights(config.replace("num_classes=3", "num_classes=1000000"), []))
     assert "file ends inside the parameters" in run_limited(f"hulk.GNN.load({str(path)!r})", tmp_path)
+
+
+# -- unclear inputs: seeds and integers past the C++ types, out of memory -------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    # before: accepted here, then fit() failed with pybind's "incompatible constructor arguments"
+    (dict(num_classes=3, seed=2**64), "seed must be an integer in [0, 2**64 - 1], got 18446744073709551616"),
+    (dict(num_classes=3, seed=True), "seed must be a non-negative integer, got True"),
+    (dict(num_classes=2**64), "num_classes = 18446744073709551616 is more than the 1048576 classes"),
+    (dict(num_classes=3, hidden=(8, 2**64)), "hidden[1] = 18446744073709551616 is wider than the 1048576"),
+    (dict(num_classes=3, hidden=2**40), "hidden[0] = 1099511627776 is wider than the 1048576"),
+    (dict(num_classes=3, hidden=(4,) * 65), "hidden lists 65 layers, more than the 64"),
+])
+def test_constructor_integers_past_the_engine_types(kwargs, message):
+    with pytest.raises(hulk.InputError) as exc:
+        hulk.GNN(**kwargs)
+    assert message in str(exc.value)
+
+
+def test_largest_seed_is_accepted(graph, labels):
+    m = hulk.GNN(3, hidden=(4,), seed=2**64 - 1)
+    m.fit(graph, labels, epochs=1)
+    assert m.config["seed"] == 2**64 - 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # before: pybind's TypeError "fit(): incompatible function arguments"
+    (dict(epochs=2**64), "epochs must be an integer in [1, 2**63 - 1], got 18446744073709551616"),
+    (dict(epochs=1, patience=2**63), "patience must be an integer in [0, 2**63 - 1], got 9223372036854775808"),
+])
+def test_fit_integers_past_int64(graph, labels, kwargs, message):
+    with pytest.raises(hulk.InputError) as exc:
+        hulk.GNN(3, hidden=(4,)).fit(graph, labels, **kwargs)
+    assert message in str(exc.value)
+
+
+class _OutOfMemoryModel:
+    """Stands in for the C++ model: every call fails as a std::bad_alloc arrives."""
+    config = {"in_features": 3, "edge_features": 2}
+
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
+            raise hulk.OutOfMemoryError("out of memory: the C++ core could not allocate what this call needs")
+        return fail
+
+
+@pytest.mark.parametrize("call", ["fit", "partial_fit", "predict", "predict_proba", "evaluate", "logits"])
+def test_out_of_memory_names_the_call_and_the_sizes(graph, labels, call):
+    m = hulk.GNN(3, hidden=(8, 6))
+    m._model = _OutOfMemoryModel()
+    args = {"fit": (graph, labels), "partial_fit": (graph, labels), "evaluate": (graph, labels)}.get(call, (graph,))
+    with pytest.raises(hulk.OutOfMemoryError) as exc:
+        getattr(m, call)(*args)
+    msg = str(exc.value)
+    assert msg.startswith(f"GNN.{call}: out of memory (nodes {graph.num_nodes}, edges {graph.num_edges}, "
+                          f"node features 3, edge features 2, hidden (8, 6), classes 3; needs about "), msg
+    assert isinstance(exc.value.__cause__, hulk.OutOfMemoryError)  # the core's generic error, chained
+
+
+def test_out_of_memory_in_a_limited_child(tmp_path):
+    # the real std::bad_alloc of a too wide model, in a child capped at 1.5 GB
+    out = run_limited("g = hulk.Graph(3, [[0, 1]], node_features=[[1.0], [2.0], [3.0]])\n"
+                      "    hulk.GNN(3, hidden=(100_000, 100_000)).fit(g, [0, 1, 2], epochs=1)\n"
+                      "except MemoryError as exc:\n    print('ERROR', type(exc).__name__, exc)\n    sys.exit(0)",
+                      tmp_path)
+    assert out.startswith("ERROR OutOfMemoryError GNN.fit: out of memory (nodes 3, edges 1, node features 1, "
+                          "edge features 0, hidden (100000, 100000), classes 3; needs about 149.0 GiB)"), out
+
+
+@pytest.mark.parametrize("cls", [2**64, -2**63 - 1])
+def test_label_mapping_class_past_int64(cls):
+    # before: OverflowError "Python int too large to convert to C long"
+    g = hulk.Graph(2, [[0, 1]], node_ids=["a", "b"])
+    with pytest.raises(hulk.InputError, match=rf"labels\['a'\] = {cls}: labels must be class ids >= 0"):
+        hulk.GNN(2).fit(g, {"a": cls, "b": 0}, epochs=1)
+
+
+@pytest.mark.parametrize("n", [2**31, 2**64, 2.5, "4", True, 0])
+def test_set_num_threads_takes_a_c_int(n):
+    # before: 2**31 gave pybind's "incompatible function arguments", 2.5 and "4" were truncated / parsed
+    before = hulk.get_num_threads()
+    with pytest.raises(hulk.InputError, match=r"num_threads must be an integer in \[1, 2147483647\], got "):
+        hulk.set_num_threads(n)
+    assert hulk.get_num_threads() == before

@@ -422,3 +422,133 @@ def test_spmm_bad_features():
 def test_graph_with_2_28_nodes_is_refused_within_bounded_memory(tmp_path):
     out = run_limited("hulk.Graph(2**28, [])", tmp_path)
     assert "num_nodes = 268435456 is more than" in out
+
+
+# -- unclear inputs: overflow, unhashable ids, out of memory --------------------------------------
+
+@pytest.mark.parametrize("field, kwargs, where", [
+    ("node_features", dict(node_features=[[1.0], [1e39], [0.0]]), "index (1, 0)"),
+    ("edge_features", dict(edge_features=[[1.0, 2.0], [3.0, -4e38]]), "index (1, 1)"),
+    ("edge_weight", dict(edge_weight=[1.0, 1e39]), "index 1"),
+])
+def test_values_past_float32_are_named_not_reported_as_infinite(field, kwargs, where):
+    # 1e39 is finite in float64 but overflows the float32 the engine computes in: the message says
+    # so (before: "node features x: value at row 0, column 0 is not finite", from the C++ core).
+    with pytest.raises(hulk.InputError) as exc:
+        hulk.Graph(3, [[0, 1], [1, 2]], **kwargs)
+    msg = str(exc.value)
+    assert msg.startswith(field + ":") and where in msg and "float32 range" in msg and "not finite" not in msg
+
+
+def test_float32_limit_itself_is_accepted():
+    big = float(np.finfo(np.float32).max)
+    g = hulk.Graph(2, [[0, 1]], node_features=[[big], [-big]])
+    assert np.isfinite(g.x).all()
+
+
+def test_spmm_features_past_float32_rejected():
+    # before: accepted, and the result was silently inf
+    g = hulk.Graph(3, [[0, 1], [1, 2]])
+    with pytest.raises(hulk.InputError, match=r"features: value 1e\+39 at index \(2, 0\) is outside the float32"):
+        g.spmm([[0.0], [1.0], [1e39]])
+
+
+def test_from_networkx_attribute_past_float32_names_the_node():
+    G = small_cluster()
+    G.nodes["beta"]["capability"] = 1e39
+    with pytest.raises(hulk.InputError, match=r"node 'beta': attribute 'capability' = 1e\+39 is outside the float32"):
+        hulk.Graph.from_networkx(G, node_attrs=["capability"])
+
+
+@pytest.mark.parametrize("ids, where, kind", [([0, [1], 2], "node_ids[1]", "list"),
+                                              ([{"a": 1}, 1, 2], "node_ids[0]", "dict")])
+def test_unhashable_node_id(ids, where, kind):
+    # before: a bare TypeError "unhashable type: 'list'" naming neither the argument nor the id
+    with pytest.raises(hulk.InputTypeError) as exc:
+        hulk.Graph(3, [[0, 1]], node_ids=ids)
+    assert isinstance(exc.value, TypeError)
+    assert where in str(exc.value) and f"type {kind}" in str(exc.value)
+
+
+class _FailingCore:
+    """Stands in for hulk._core in hulk.graph: the C++ Graph (or spmm) runs out of memory."""
+
+    class engine:
+        validate_edge_list = staticmethod(hulk._core.engine.validate_edge_list)
+
+        @staticmethod
+        def Graph(*args):
+            raise hulk.OutOfMemoryError("out of memory: the C++ core could not allocate what this call needs")
+
+
+def test_graph_out_of_memory_names_the_sizes(monkeypatch):
+    import hulk.graph
+    monkeypatch.setattr(hulk.graph, "_core", _FailingCore)
+    with pytest.raises(hulk.OutOfMemoryError) as exc:
+        hulk.Graph(4, [[0, 1], [1, 2], [2, 3]], node_features=np.ones((4, 5)), edge_features=np.ones((3, 2)))
+    msg = str(exc.value)
+    assert msg.startswith("Graph: out of memory (nodes 4, edges 3, node features 5, edge features 2; needs about")
+    assert isinstance(exc.value.__cause__, MemoryError)  # the original is chained
+
+
+def test_graph_numpy_memory_error_becomes_named(monkeypatch):
+    import hulk.graph
+
+    def fail(*args, **kwargs):
+        raise MemoryError("Unable to allocate 8.00 GiB for an array")
+    monkeypatch.setattr(hulk.graph, "as_matrix", fail)
+    with pytest.raises(hulk.OutOfMemoryError, match=r"^Graph: out of memory \(nodes 3, edges 1, node features 2"):
+        hulk.Graph(3, [[0, 1]], node_features=np.ones((3, 2)))
+
+
+def test_spmm_out_of_memory_names_the_sizes():
+    class Core:
+        num_nodes, num_edges = 3, 2
+
+        def spmm(self, x, normalized):
+            raise MemoryError()
+    g = hulk.Graph(3, [[0, 1], [1, 2]])
+    g._g = Core()
+    with pytest.raises(hulk.OutOfMemoryError, match=r"^Graph.spmm: out of memory \(nodes 3, edges 2, features 4; "):
+        g.spmm(np.ones((3, 4)))
+
+
+def test_graph_out_of_memory_in_a_limited_child(tmp_path):
+    # a real allocation failure in a child capped at 1.5 GB: 2 x 300 M float32 features given as a
+    # broadcast view (no memory), which the Graph copies (2.2 GiB)
+    out = run_limited("hulk.Graph(2, [[0, 1]], node_features=__import__('numpy').broadcast_to("
+                      "__import__('numpy').float32(1), (2, 300_000_000)))\n"
+                      "except MemoryError as exc:\n    print('ERROR', type(exc).__name__, exc)\n"
+                      "    sys.exit(0)", tmp_path)
+    assert out.startswith("ERROR OutOfMemoryError Graph: out of memory (nodes 2, edges 1, node features 300000000"), out
+
+
+def test_uint64_edge_id_past_int64_is_reported_as_given():
+    # before: "edges[0]: target node id -1 is out of range" (the id wrapped in the cast to int64)
+    with pytest.raises(hulk.InputError, match=r"^edges\[1\]: source node id 18446744073709551615 is out of range \[0, 3\)"):
+        hulk.Graph(3, np.array([[0, 1], [2**64 - 1, 2]], np.uint64))
+    assert hulk.Graph(3, np.array([[0, 1], [1, 2]], np.uint64)).num_edges == 2
+
+
+def test_from_networkx_and_batch_out_of_memory_name_the_sizes(monkeypatch):
+    import hulk.graph
+
+    def fail(*args, **kwargs):
+        raise MemoryError()
+    G = small_cluster()
+    g = hulk.Graph.from_networkx(G, node_attrs=["capability"])
+    monkeypatch.setattr(hulk.graph, "_numeric", fail)
+    with pytest.raises(hulk.OutOfMemoryError, match=rf"^Graph.from_networkx: out of memory \(nodes {G.number_of_nodes()}, "
+                                                     rf"edges {G.number_of_edges()}, node features 1, edge features 0;"):
+        hulk.Graph.from_networkx(G, node_attrs=["capability"])
+    monkeypatch.setattr(hulk.graph, "_core", _FailingBatchCore)
+    with pytest.raises(hulk.OutOfMemoryError, match=rf"^Graph.batch: out of memory \(graphs 2, nodes {2 * g.num_nodes}, "):
+        hulk.Graph.batch([g, g])
+
+
+class _FailingBatchCore:
+    class engine:
+        class Graph:
+            @staticmethod
+            def batch(graphs):
+                raise hulk.OutOfMemoryError("out of memory: the C++ core could not allocate what this call needs")

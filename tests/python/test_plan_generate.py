@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import run_limited
 from hulk.plan import cluster_spec as cs, generate as gen
 
 
@@ -340,3 +341,38 @@ def test_absurd_values_of_a_regional_cluster_are_refused_by_name():
         bad[key][3] = value
         with pytest.raises(ValueError, match=f"{key} must be in the plausible range .*, got {re.escape(repr(value))} at 3"):
             gen.RegionalCluster.from_dict(bad)
+
+
+# ------------------------------------------------------------------------------ seeds, out of memory
+
+@pytest.mark.parametrize("seed", [2**64, 2**200, -1, True])
+def test_seed_outside_uint64_is_refused_everywhere(seed):
+    # before: generate_cluster and sample_links took any non-negative int (2**200 too, and True as 1),
+    # which no other seed of hulk (the model's, the search planner's: uint64) accepts
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64 - 1\], got "):
+        gen.generate_cluster(10, seed=seed)
+    c = gen.generate_cluster(10, seed=2**64 - 1)
+    assert c.seed == 2**64 - 1
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64 - 1\]"):
+        c.sample_links(seed=seed)
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64 - 1\]"):
+        gen.RegionalCluster.from_dict(dict(c.to_dict(), seed=seed))
+
+
+def test_generate_out_of_memory_names_the_sizes(monkeypatch):
+    def fail(*args, **kwargs):
+        raise MemoryError("Unable to allocate 4.47 GiB for an array with shape (50000000, 12)")
+    monkeypatch.setattr(gen, "_draw_categorical", fail)
+    import hulk
+    with pytest.raises(hulk.OutOfMemoryError) as exc:
+        gen.generate_cluster(1000, seed=1, n_regions=5, gpu_mix={"T4": 1, "A100": 1})
+    assert str(exc.value).startswith("generate_cluster: out of memory (machines 1000, regions 5, GPU types 2; "
+                                     "needs about 171.9 KiB)")
+    assert "Unable to allocate" in str(exc.value.__cause__)
+
+
+def test_generate_out_of_memory_in_a_limited_child(tmp_path):
+    out = run_limited("import hulk.plan.generate\n    hulk.plan.generate.generate_cluster(50_000_000)\n"
+                      "except MemoryError as exc:\n    print('ERROR', type(exc).__name__, exc)\n    sys.exit(0)",
+                      tmp_path)
+    assert out.startswith("ERROR OutOfMemoryError generate_cluster: out of memory (machines 50000000, regions 40, "), out

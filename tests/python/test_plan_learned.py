@@ -7,6 +7,7 @@ import json
 import math
 import os
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,22 +200,105 @@ def test_learned_planner_pairs_weights_and_encoding(tmp_path, monkeypatch):
     (tmp_path / "p.gnn").write_bytes(write_weights(config, tensors))
     with pytest.raises(ValueError, match="not the ones .* was saved with"):
         learned.LearnedPlanner.load(path)
-    # A save whose encoding write fails: no temporary file stays, and the pair on disk is
-    # refused by name rather than loaded as new weights with an old encoding.
+    # A save whose encoding write fails: no temporary file stays, and the old pair is kept as it
+    # was (before: the new weights replaced the old ones, and the pair was refused on load).
     a.save(path)
+    old = _pair_bytes(path)
 
     def no_space(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    changed = learned.LearnedPlanner(learned.default_planner().gnn, k_local=4)
-    changed.gnn._model = hulk.GNN.load(tmp_path / "p.gnn")._model
-    changed.gnn._model.fit_scaler(learned.encode(generate.generate_cluster(30, seed=2), ["BERT-large"])._g)
-    monkeypatch.setattr(learned, "atomic_write", no_space)
+    monkeypatch.setattr(learned, "write_temp", no_space)
     with pytest.raises(OSError):
-        changed.save(path)
+        _changed_planner(path).save(path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.gnn", "p.gnn.json"]
-    with pytest.raises(ValueError, match="not the ones .* was saved with"):
-        learned.LearnedPlanner.load(path)
+    assert _pair_bytes(path) == old
+    assert learned.LearnedPlanner.load(path).k_local == a.k_local
+
+
+def _pair_bytes(path) -> tuple:
+    return Path(path).read_bytes(), Path(str(path) + ".json").read_bytes()
+
+
+def _changed_planner(path):
+    """A planner whose weights and encoding both differ from those saved at ``path``."""
+    changed = learned.LearnedPlanner(learned.default_planner().gnn, k_local=4)
+    changed.gnn._model = hulk.GNN.load(path)._model
+    changed.gnn._model.fit_scaler(learned.encode(generate.generate_cluster(30, seed=2), ["BERT-large"])._g)
+    return changed
+
+
+def test_failed_encoding_replace_keeps_the_old_pair(tmp_path, monkeypatch):
+    # The second os.replace (the encoding's) fails after the first put the new weights in place:
+    # the old weights come back from the backup (before: the old pair was lost).
+    path = tmp_path / "p.gnn"
+    learned.default_planner().save(path)
+    old = _pair_bytes(path)
+    changed = _changed_planner(path)
+    real, calls = os.replace, []
+
+    def second_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(OSError, match=r"cannot replace .*p\.gnn\.json.*previous weights and encoding are unchanged"):
+        changed.save(path)
+    monkeypatch.undo()
+    assert [os.fspath(c) for c in calls[:2]] == [str(path), str(path) + ".json"]
+    assert _pair_bytes(path) == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.gnn", "p.gnn.json"]  # no temporary or backup file
+    assert learned.LearnedPlanner.load(path).k_local == 8
+    changed.save(path)  # and a save that works replaces both
+    assert learned.LearnedPlanner.load(path).k_local == 4
+
+
+def test_encoding_path_that_cannot_be_written_keeps_the_old_weights(tmp_path):
+    # path + ".json" is a folder: the encoding cannot take its place, so the weights stay the old ones
+    path = tmp_path / "p.gnn"
+    learned.default_planner().save(path)
+    old = _pair_bytes(path)
+    os.rename(str(path) + ".json", tmp_path / "saved.json")
+    (tmp_path / "p.gnn.json").mkdir()
+    (tmp_path / "p.gnn.json" / "inside").write_text("x")
+    with pytest.raises(OSError, match=r"p\.gnn\.json"):
+        _changed_planner(path).save(path)
+    assert path.read_bytes() == old[0]
+    assert (tmp_path / "p.gnn.json" / "inside").read_text() == "x"
+    assert (tmp_path / "saved.json").read_bytes() == old[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.gnn", "p.gnn.json", "saved.json"]
+
+
+def test_failed_weights_replace_keeps_the_old_pair(tmp_path, monkeypatch):
+    path = tmp_path / "p.gnn"
+    learned.default_planner().save(path)
+    old = _pair_bytes(path)
+
+    def fails(src, dst):
+        raise OSError(13, "Permission denied")
+    monkeypatch.setattr(os, "replace", fails)
+    with pytest.raises(OSError, match="previous weights and encoding are unchanged"):
+        _changed_planner(path).save(path)
+    monkeypatch.undo()
+    assert _pair_bytes(path) == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.gnn", "p.gnn.json"]
+
+
+def test_first_save_that_fails_leaves_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "new.gnn"
+    real, calls = os.replace, []
+
+    def second_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(OSError):
+        learned.default_planner().save(path)
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_encoding_file_errors_name_the_file_and_key(tmp_path):
@@ -232,3 +316,45 @@ def test_encoding_file_errors_name_the_file_and_key(tmp_path):
     (tmp_path / "m.gnn.json").write_text('{"version": "a", "version": "b"}')
     with pytest.raises(ValueError, match="key 'version' appears twice"):
         learned.LearnedPlanner.load(tmp_path / "m.gnn")
+
+
+def test_encoding_file_errors_are_file_format_errors(tmp_path):
+    shutil.copy(learned.DEFAULT_MODEL, tmp_path / "m.gnn")
+    meta = json.loads(learned.DEFAULT_MODEL.with_suffix(".gnn.json").read_text())
+    for change, field in [(lambda d: d.pop("k_local"), "k_local"), (lambda d: d.update(max_jobs="6"), "max_jobs"),
+                          (lambda d: d.update(k_remote=-1), "k_remote"), (lambda d: d.update(version="x"), "version"),
+                          (lambda d: d.update(weights_sha256="0" * 64), "weights_sha256")]:
+        d = json.loads(json.dumps(meta))
+        change(d)
+        (tmp_path / "m.gnn.json").write_text(json.dumps(d))
+        with pytest.raises(hulk.FileFormatError) as exc:
+            learned.LearnedPlanner.load(tmp_path / "m.gnn")
+        assert exc.value.field == field and exc.value.path.startswith(str(tmp_path / "m.gnn"))
+
+
+@pytest.mark.parametrize("seed", [2**64, -1, True, 1.5])
+def test_encode_seed_outside_uint64(seed):
+    # before: 2**64 was accepted (and True taken as 1)
+    with pytest.raises(hulk.InputError, match=r"seed must be an integer in \[0, 2\*\*64 - 1\]"):
+        learned.encode(generate.generate_cluster(10, seed=0), ["BERT-large"], seed=seed)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # before: max_jobs=2**64 built feature columns without end (memory grew until the process was killed)
+    (dict(max_jobs=2**64), "max_jobs must be an integer in [1, 64], got 18446744073709551616"),
+    (dict(max_jobs=0), "max_jobs must be an integer in [1, 64], got 0"),
+    (dict(k_local=2**64), "k_local must be an integer in [0, 256], got 18446744073709551616"),
+    (dict(k_remote=1.5), "k_remote must be an integer in [0, 256], got 1.5"),
+])
+def test_encoding_sizes_within_the_file_bounds(kwargs, message):
+    with pytest.raises(hulk.InputError) as exc:
+        learned.encode(generate.generate_cluster(10, seed=0), ["BERT-large"], **kwargs)
+    assert message in str(exc.value)
+    with pytest.raises(hulk.InputError) as exc:
+        learned.LearnedPlanner(learned.default_planner().gnn, **kwargs)
+    assert message in str(exc.value)
+
+
+def test_learned_planner_needs_a_gnn():
+    with pytest.raises(hulk.InputTypeError, match="gnn must be a hulk.GNN, got str"):
+        learned.LearnedPlanner("model.gnn")

@@ -87,3 +87,79 @@ def test_corrupt_label_cache_names_the_file(tmp_path):
     with pytest.raises(ValueError, match="shape"):
         training.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache, workers=1,
                            progress=False)
+
+
+# -- unclear inputs: truncated caches, cache paths that are files, seeds --------------------------
+
+def _dataset(cache, **kw):
+    return training.make_dataset(2, seed=5, sizes=(16, 20), time_limit_s=0.05, iterations=20, cache_dir=cache,
+                                 workers=1, progress=False, **kw)
+
+
+def test_truncated_label_cache_is_a_file_format_error(tmp_path):
+    # before: a raw zipfile.BadZipFile "File is not a zip file", naming no file
+    import hulk
+    cache = tmp_path / "cache"
+    _dataset(cache)
+    target = sorted(cache.glob("*.npz"))[0]
+    raw = target.read_bytes()
+    for cut in (len(raw) // 2, len(raw) - 10):
+        target.write_bytes(raw[:cut])
+        with pytest.raises(hulk.FileFormatError) as exc:
+            _dataset(cache)
+        msg = str(exc.value)
+        assert msg.startswith(f"label cache file {str(target)!r}: unreadable (BadZipFile") and \
+            msg.endswith("delete it to relabel the sample"), msg
+        assert exc.value.path == str(target)
+    target.unlink()  # as the message says: the sample is labelled again
+    assert len(_dataset(cache)) == 2 and target.is_file()
+
+
+def test_label_cache_content_errors_name_the_field(tmp_path):
+    import hulk
+    cache = tmp_path / "cache"
+    _dataset(cache)
+    target = sorted(cache.glob("*.npz"))[0]
+    with np.load(target) as f:
+        n = f["labels"].size
+    np.savez(target, labels=np.zeros(3, np.int64), search_makespan_s=1.0, search_s=1.0)
+    with pytest.raises(hulk.FileFormatError, match="label cache file .*shape") as exc:
+        _dataset(cache)
+    assert exc.value.field == "labels"
+    np.savez(target, labels=np.zeros(n, np.int64), search_makespan_s="fast", search_s=1.0)
+    with pytest.raises(hulk.FileFormatError, match="must be finite scalars") as exc:  # before: numpy's TypeError
+        _dataset(cache)
+    assert exc.value.field == "search_makespan_s"
+    np.savez(target, labels=np.zeros(3, np.int64))
+    with pytest.raises(hulk.FileFormatError, match=r"missing \['search_makespan_s', 'search_s'\]") as exc:
+        _dataset(cache)
+    assert exc.value.field == "search_makespan_s"
+
+
+def test_cache_dir_that_is_a_file(tmp_path, monkeypatch):
+    # before: a raw FileExistsError / NotADirectoryError from mkdir
+    import hulk
+    f = tmp_path / "afile"
+    f.write_text("keep me")
+    with pytest.raises(hulk.InputError, match=rf"^cache_dir: the label cache folder '{f}' is a file, not a folder"):
+        _dataset(f)
+    with pytest.raises(hulk.InputError, match=rf"^cache_dir: the label cache folder '{f}/sub' runs through '{f}', "
+                                              rf"which is a file"):
+        _dataset(f / "sub")
+    monkeypatch.setenv("HULK_CACHE", str(f))
+    with pytest.raises(hulk.InputError, match=rf"^HULK_CACHE='{f}': the label cache folder '{f}/labels' runs through"):
+        _dataset(None)
+    assert f.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("seed", [2**64, -1, True, 1.5])
+def test_seeds_outside_uint64_are_refused(seed, tmp_path):
+    # before: sample_specs(seed=2**64) was accepted, -1 and 1.5 gave numpy's unnamed errors
+    match = r"seed must be an integer in \[0, 2\*\*64 - 1\]"
+    with pytest.raises(ValueError, match=match):
+        training.sample_specs(1, seed=seed)
+    with pytest.raises(ValueError, match=match):
+        training.make_dataset(1, seed=seed, cache_dir=tmp_path, workers=1, progress=False)
+    with pytest.raises(ValueError, match=match):
+        training.train([], seed=seed)
+    assert not list(tmp_path.iterdir())  # refused before any label file is written
