@@ -9,7 +9,7 @@ from ..plan.report import figure_format
 
 # Bounds of the numeric arguments: far beyond any sensible run, small enough that a value
 # cannot make the process allocate without end or overflow the engine's integer types.
-MAX_SEED = 2**63 - 1
+MAX_SEED = 2**64 - 1               # seeds are uint64 everywhere (hulk._checks.check_seed)
 MAX_SECONDS = 7 * 24 * 3600.0      # a search or labelling time limit: one week
 MAX_ITERATIONS = 10**12
 MAX_EPOCHS = 1_000_000

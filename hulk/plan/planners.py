@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .. import _core, datasets
-from .._checks import is_int, is_real
+from .._checks import check_int, check_seed, is_int, is_real
 from ..gnn import GNN
 from ..graph import Graph
 from . import learned, models
@@ -195,9 +195,8 @@ def _check_plan_arguments(planner, time_limit_s, **counts) -> None:
         raise InputError(f"planner must be one of {PLANNERS}, got {planner!r}")
     if not is_real(time_limit_s) or not (math.isfinite(time_limit_s) and 0 < time_limit_s <= MAX_TIME_LIMIT_S):
         raise InputError(f"time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}], got {time_limit_s!r}")
-    for name, v in counts.items():
-        if not is_int(v) or not 0 <= v <= 2**63 - 1:
-            raise InputError(f"{name} must be an integer in [0, 2**63 - 1], got {v!r}")
+    for name, v in counts.items():  # the seed is a uint64 as everywhere (check_seed); the counts int64
+        check_seed(v, name) if name == "seed" else check_int(v, name, 0)
 
 
 def _plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations):
