@@ -88,6 +88,8 @@ py::dict config_to_dict(const nn::ModelConfig& c) {
 
 }  // namespace
 
+// Long but flat: one statement per Python name, the submodule's table of contents; the
+// conversions live in the helpers above.
 void bind_engine(py::module_& m) {
 
 #ifdef HULK_WITH_CUDA

@@ -88,6 +88,8 @@ std::vector<Link> make_links(const std::vector<int64_t>& a, const std::vector<in
 
 }  // namespace
 
+// Long but flat: one statement per Python name, the submodule's table of contents; the
+// conversions live in the helpers above.
 void bind_plan(py::module_& m) {
   py::class_<ModelSpec>(m, "ModelSpec")
       .def(py::init([](std::string name, int64_t layers, int64_t hidden, int64_t seq_len, double params,

@@ -283,6 +283,81 @@ void Model::save(const std::string& path) const {
   write_atomically(path, out);
 }
 
+namespace {
+
+// The magic bytes and the format version.
+void read_header(Reader& r) {
+  char magic[sizeof(kMagic)];
+  r.read(magic, sizeof(magic), "the header");
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) r.fail("not a hulk model file (bad magic bytes)");
+  const auto version = r.get<uint32_t>("the format version");
+  if (version != kFormatVersion) {
+    r.fail("format version " + std::to_string(version) + " is not supported (this build reads version " +
+           std::to_string(kFormatVersion) + ")");
+  }
+}
+
+// Tensor i of the file (name, shape, values) into its slot of `expected`, checked against the
+// configuration: known and not repeated, the implied shape, finite values, positive standard
+// deviations, and a scaler only when the configuration standardises.
+void read_tensor(Reader& r, const ModelConfig& config, const std::map<std::string, Slot>& expected, uint32_t i,
+                 std::set<std::string>& seen) {
+  const std::string name = r.get_string("the name of tensor " + std::to_string(i), kMaxNameBytes);
+  const auto it = expected.find(name);
+  if (it == expected.end()) r.fail("unexpected tensor '" + name + "' (not implied by the configuration)");
+  if (!seen.insert(name).second) r.fail("tensor '" + name + "' appears twice");
+  const auto rows = r.get<int64_t>("the shape of tensor '" + name + "'");
+  const auto cols = r.get<int64_t>("the shape of tensor '" + name + "'");
+  const Slot& slot = it->second;
+  if (rows != slot.rows || cols != slot.cols) {
+    r.fail("tensor '" + name + "' has shape " + shape_str(rows, cols) + ", the configuration implies " +
+           shape_str(slot.rows, slot.cols));
+  }
+  const int64_t n = slot.rows * slot.cols;
+  const uint64_t bytes = static_cast<uint64_t>(n) * sizeof(float);
+  if (bytes > r.left()) {
+    r.fail("file ends inside the values of tensor '" + name + "' (needs " + std::to_string(bytes) + " bytes, " +
+           std::to_string(r.left()) + " left)");
+  }
+  float* data = slot.data;
+  if (slot.scaler != nullptr) {
+    if (!config.standardize) r.fail("the file holds a feature scaler ('" + name + "') but the configuration says standardize=0");
+    slot.scaler->assign(static_cast<size_t>(n), 0.0f);
+    data = slot.scaler->data();
+  }
+  r.read(data, bytes, "the values of tensor '" + name + "'");
+  const bool is_std = name == "scaler.x_std" || name == "scaler.e_std";
+  for (int64_t k = 0; k < n; ++k) {
+    if (!std::isfinite(data[k])) {
+      r.fail("tensor '" + name + "' holds a non-finite value (" + std::to_string(data[k]) + ") at index " +
+             std::to_string(k));
+    }
+    if (is_std && !(data[k] > 0.0f)) {
+      r.fail("tensor '" + name + "' holds a standard deviation <= 0 (" + std::to_string(data[k]) + ") at index " +
+             std::to_string(k));
+    }
+  }
+}
+
+// Every parameter read, and the feature scaler either absent or complete.
+void check_every_tensor_read(Reader& r, const std::map<std::string, Slot>& expected, const std::set<std::string>& seen) {
+  size_t scaler_seen = 0;
+  for (const auto& [name, slot] : expected) {
+    if (slot.scaler != nullptr) {
+      scaler_seen += seen.count(name);
+    } else if (!seen.count(name)) {
+      r.fail("tensor '" + name + "' is missing");
+    }
+  }
+  if (scaler_seen != 0 && scaler_seen != 4) {
+    for (const char* name : {"scaler.x_mean", "scaler.x_std", "scaler.e_mean", "scaler.e_std"}) {
+      if (!seen.count(name)) r.fail("the feature scaler is incomplete: tensor '" + std::string(name) + "' is missing");
+    }
+  }
+}
+
+}  // namespace
+
 Model Model::load(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -293,14 +368,7 @@ Model Model::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open '" + path + "' for reading");
   Reader r(in, path, static_cast<uint64_t>(st.st_size));
-  char magic[sizeof(kMagic)];
-  r.read(magic, sizeof(magic), "the header");
-  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) r.fail("not a hulk model file (bad magic bytes)");
-  const auto version = r.get<uint32_t>("the format version");
-  if (version != kFormatVersion) {
-    r.fail("format version " + std::to_string(version) + " is not supported (this build reads version " +
-           std::to_string(kFormatVersion) + ")");
-  }
+  read_header(r);
   const ModelConfig config = read_config(r.get_string("the configuration", kMaxConfigBytes), r);
   // The parameters alone need this many bytes: check before the model allocates them.
   const uint64_t need = static_cast<uint64_t>(implied_parameters(config)) * sizeof(float);
@@ -323,56 +391,8 @@ Model Model::load(const std::string& path) {
   // beyond the expected ones is unexpected or repeated and fails below.
   const auto count = r.get<uint32_t>("the tensor count");
   std::set<std::string> seen;
-  for (uint32_t i = 0; i < count; ++i) {
-    const std::string name = r.get_string("the name of tensor " + std::to_string(i), kMaxNameBytes);
-    const auto it = expected.find(name);
-    if (it == expected.end()) r.fail("unexpected tensor '" + name + "' (not implied by the configuration)");
-    if (!seen.insert(name).second) r.fail("tensor '" + name + "' appears twice");
-    const auto rows = r.get<int64_t>("the shape of tensor '" + name + "'");
-    const auto cols = r.get<int64_t>("the shape of tensor '" + name + "'");
-    const Slot& slot = it->second;
-    if (rows != slot.rows || cols != slot.cols) {
-      r.fail("tensor '" + name + "' has shape " + shape_str(rows, cols) + ", the configuration implies " +
-             shape_str(slot.rows, slot.cols));
-    }
-    const int64_t n = slot.rows * slot.cols;
-    const uint64_t bytes = static_cast<uint64_t>(n) * sizeof(float);
-    if (bytes > r.left()) {
-      r.fail("file ends inside the values of tensor '" + name + "' (needs " + std::to_string(bytes) + " bytes, " +
-             std::to_string(r.left()) + " left)");
-    }
-    float* data = slot.data;
-    if (slot.scaler != nullptr) {
-      if (!config.standardize) r.fail("the file holds a feature scaler ('" + name + "') but the configuration says standardize=0");
-      slot.scaler->assign(static_cast<size_t>(n), 0.0f);
-      data = slot.scaler->data();
-    }
-    r.read(data, bytes, "the values of tensor '" + name + "'");
-    const bool is_std = name == "scaler.x_std" || name == "scaler.e_std";
-    for (int64_t k = 0; k < n; ++k) {
-      if (!std::isfinite(data[k])) {
-        r.fail("tensor '" + name + "' holds a non-finite value (" + std::to_string(data[k]) + ") at index " +
-               std::to_string(k));
-      }
-      if (is_std && !(data[k] > 0.0f)) {
-        r.fail("tensor '" + name + "' holds a standard deviation <= 0 (" + std::to_string(data[k]) + ") at index " +
-               std::to_string(k));
-      }
-    }
-  }
-  size_t scaler_seen = 0;
-  for (const auto& [name, slot] : expected) {
-    if (slot.scaler != nullptr) {
-      scaler_seen += seen.count(name);
-    } else if (!seen.count(name)) {
-      r.fail("tensor '" + name + "' is missing");
-    }
-  }
-  if (scaler_seen != 0 && scaler_seen != 4) {
-    for (const char* name : {"scaler.x_mean", "scaler.x_std", "scaler.e_mean", "scaler.e_std"}) {
-      if (!seen.count(name)) r.fail("the feature scaler is incomplete: tensor '" + std::string(name) + "' is missing");
-    }
-  }
+  for (uint32_t i = 0; i < count; ++i) read_tensor(r, config, expected, i, seen);
+  check_every_tensor_read(r, expected, seen);
   if (r.left() != 0 || in.peek() != std::char_traits<char>::eof()) {
     r.fail(std::to_string(r.left()) + " trailing bytes after the last tensor");
   }

@@ -24,8 +24,10 @@ using namespace detail;
 
 // ---- Hulk: heuristic classification and Algorithm 1 -------------------------------------------
 
-std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<ModelSpec>& jobs) {
-  // Regions in order of first appearance.
+namespace {
+
+// Machines by region name, regions in order of first appearance.
+std::vector<std::vector<int64_t>> machines_by_region(const Cluster& c) {
   std::vector<std::string> names;
   std::vector<std::vector<int64_t>> regions;
   for (int64_t i = 0; i < c.size(); ++i) {
@@ -37,9 +39,13 @@ std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<Model
       regions[static_cast<size_t>(it - names.begin())].push_back(i);
     }
   }
+  return regions;
+}
+
+// Region distances [R x R]: the lowest latency between any of their machines. In a regional
+// network that is the pair of machines with the least access latency, found in O(N).
+std::vector<double> region_distances(const Cluster& c, const std::vector<std::vector<int64_t>>& regions) {
   const size_t R = regions.size();
-  // Region distance: the lowest latency between any of their machines. In a regional
-  // network that is the pair of machines with the least access latency, found in O(N).
   std::vector<double> dist(R * R, kInf);
   bool one_network_region_each = c.regional();  // region names and network regions agree
   for (size_t r = 0; r < R && one_network_region_each; ++r)
@@ -60,6 +66,15 @@ std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<Model
         for (int64_t x : regions[a])
           for (int64_t y : regions[b]) dist[a * R + b] = std::min(dist[a * R + b], c.latency_s(x, y));
   }
+  return dist;
+}
+
+}  // namespace
+
+std::vector<int64_t> heuristic_classes(const Cluster& c, const std::vector<ModelSpec>& jobs) {
+  const std::vector<std::vector<int64_t>> regions = machines_by_region(c);
+  const size_t R = regions.size();
+  const std::vector<double> dist = region_distances(c, regions);
   std::vector<double> mem(R);
   for (size_t r = 0; r < R; ++r) mem[r] = group_memory(c, regions[r]);
 

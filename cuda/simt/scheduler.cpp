@@ -146,6 +146,8 @@ class Simulator {
   [[noreturn]] void fail_in(int thread, const std::string& what) const;
 
  private:
+  // Every lane of warp w's group `m` has arrived at `op`: each lane's result.
+  void resolve_warp_group(Warp& w, detail::WarpOp op, unsigned m, int t, unsigned long long my_payload) const;
   static void fiber_entry();
   [[noreturn]] void fiber_loop(Fiber* self);
   Fiber* new_fiber();
@@ -406,16 +408,29 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
            op_name(w.lanes[l].op) + " (mask " + hex_mask(m) + ")");
     }
   }
+  resolve_warp_group(w, op, m, t, me.payload);
+  w.pending &= ~m;
+  const int base = t & ~31;
+  for (unsigned rest = m & ~(1u << lane); rest; rest &= rest - 1) {
+    const int other = base + __builtin_ctz(rest);
+    threads_[other].state = State::ready;
+    ready_.push_back(other);
+  }
+  return me.result;
+}
+
+// Votes and 32-bit reductions over the group (signed or unsigned order as the op says),
+// matches, and shuffles as PTX shfl.sync defines them.
+void Simulator::resolve_warp_group(Warp& w, detail::WarpOp op, unsigned m, int t, unsigned long long my_payload) const {
   unsigned votes = 0;
   bool all_same = true;
-  // 32-bit reductions over the group (signed or unsigned order as the op says).
   unsigned r_add = 0, r_and = ~0u, r_or = 0, r_xor = 0, r_min_u = ~0u, r_max_u = 0;
   int r_min_i = 2147483647, r_max_i = -2147483647 - 1;
   for (unsigned rest = m; rest; rest &= rest - 1) {
     const int l = __builtin_ctz(rest);
     const unsigned long long p = w.lanes[l].payload;
     if (p) votes |= 1u << l;
-    if (p != me.payload) all_same = false;
+    if (p != my_payload) all_same = false;
     const auto u = static_cast<unsigned>(p);
     const auto i = static_cast<int>(u);
     r_add += u;
@@ -480,14 +495,6 @@ unsigned long long Simulator::warp_op(detail::WarpOp op, unsigned mask, unsigned
       }
     }
   }
-  w.pending &= ~m;
-  const int base = t & ~31;
-  for (unsigned rest = m & ~(1u << lane); rest; rest &= rest - 1) {
-    const int other = base + __builtin_ctz(rest);
-    threads_[other].state = State::ready;
-    ready_.push_back(other);
-  }
-  return me.result;
 }
 
 unsigned Simulator::activemask() {
