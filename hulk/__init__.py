@@ -37,7 +37,7 @@ except ImportError as _exc:  # the source folder of a checkout without its compi
 
 from . import datasets
 from .errors import (DeviceError, FileFormatError, HulkError, InputError, InputTypeError, NotFittedError,
-                     OutOfMemoryError, PlanningError)
+                     OutOfMemoryError)
 from ._device import cuda_available, cuda_simulated, cuda_unavailable_reason, get_num_threads, set_num_threads
 from .gnn import GNN
 from .graph import Graph
@@ -53,7 +53,6 @@ __all__ = [
     "InputTypeError",
     "NotFittedError",
     "OutOfMemoryError",
-    "PlanningError",
     "Graph",
     "cuda_available",
     "cuda_simulated",

@@ -11,11 +11,13 @@ leaves the previous file as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import tempfile
-from .errors import InputError
+
+from .errors import FileFormatError, InputError
 
 DEFAULT_MAX_JSON_BYTES = 1 << 30  # 1 GiB: a cluster file of a million links is about 40 MB
 
@@ -135,3 +137,16 @@ def atomic_write(path, data, *, what: str = "file") -> None:
             raise OSError(exc.errno, f"{what}: saving {p!r} failed ({exc.strerror or exc}); "
                                      f"the previous file, if any, is unchanged") from None
         raise
+
+
+@contextlib.contextmanager
+def naming_the_file(path):
+    """Within it, an :class:`InputError` about the content read from ``path`` becomes a
+    :class:`FileFormatError` whose message starts with the file's name (the field and value
+    are the original message's)."""
+    try:
+        yield
+    except FileFormatError:
+        raise
+    except InputError as exc:
+        raise FileFormatError(os.fsdecode(path), None, str(exc)) from None

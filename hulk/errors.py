@@ -6,8 +6,7 @@ so ``except ValueError`` around a hulk call keeps working::
     HulkError
     ├── InputError (ValueError)            an argument or a value is not usable
     │   ├── InputTypeError (TypeError)     ... because of its type
-    │   ├── FileFormatError                a file's content: names the file, the field, the value
-    │   └── PlanningError                  the inputs admit no plan (a budget too small, ...)
+    │   └── FileFormatError                a file's content: names the file, the field, the value
     ├── DeviceError (RuntimeError)         device='cuda' where no GPU is usable
     ├── NotFittedError (RuntimeError)      a model used before it was trained or loaded
     └── OutOfMemoryError (MemoryError)     an allocation failed: names what was being built
@@ -18,7 +17,7 @@ as :class:`OutOfMemoryError` (translated in ``python/module.cpp``).
 
 from __future__ import annotations
 
-__all__ = ["HulkError", "InputError", "InputTypeError", "FileFormatError", "PlanningError", "DeviceError",
+__all__ = ["HulkError", "InputError", "InputTypeError", "FileFormatError", "DeviceError",
            "NotFittedError", "OutOfMemoryError"]
 
 
@@ -42,11 +41,6 @@ class FileFormatError(InputError):
         self.path, self.field = str(path), field
         where = f"{self.path}: {field}: " if field else f"{self.path}: "
         super().__init__(where + message)
-
-
-class PlanningError(InputError):
-    """The inputs are valid one by one but admit no plan (for example a time budget too small
-    to plan in)."""
 
 
 class DeviceError(HulkError, RuntimeError):

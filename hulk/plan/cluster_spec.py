@@ -96,7 +96,7 @@ import numpy as np
 
 from .. import _core
 from .._checks import is_int, is_real
-from .._io import atomic_write, parse_json, read_json_file
+from .._io import atomic_write, naming_the_file, parse_json, read_json_file
 from .cluster import (Cluster, Machines, check_plausible, city_coordinates, explicit_locations, plausible_ranges,
                       unit_vector)
 from ..errors import InputError
@@ -776,8 +776,15 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
             doc = parse_json(s, "cluster JSON text")
         else:
             doc = read_json_file(s, "cluster file")
+            with naming_the_file(s):
+                return _from_doc(doc, utilisation)
     else:
         raise InputError(f"from_json expects a path, JSON text or a dict, got {type(path_or_dict).__name__}")
+    return _from_doc(doc, utilisation)
+
+
+def _from_doc(doc, utilisation) -> ClusterSpec:
+    """A spec from a parsed hulk-cluster/1 document."""
     if not isinstance(doc, dict):
         raise InputError("cluster JSON: the top level must be an object")
     allowed = {"version", "missing_links", "utilisation", "notes", "machines", "links"}
@@ -801,6 +808,8 @@ def from_json(path_or_dict, *, utilisation: float | None = None) -> ClusterSpec:
         raw = {k: m.get(k) for k in _MACHINE_KEYS}
         if raw["name"] is None:
             raw["name"] = str(i)
+        elif not isinstance(raw["name"], str):  # before it is looked up by name (a list is unhashable)
+            raise InputError(f"machine {i}: name must be a string, got {type(raw['name']).__name__} {raw['name']!r}")
         raw_machines.append(raw)
     by_name = {}
     for i, m in enumerate(raw_machines):

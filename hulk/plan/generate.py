@@ -77,7 +77,7 @@ import numpy as np
 
 from .. import _core
 from .._checks import check_seed, is_int, is_real, naming_out_of_memory
-from .._io import atomic_write, parse_json, read_json_file
+from .._io import atomic_write, naming_the_file, parse_json, read_json_file
 from . import cluster_spec
 from .cluster import Cluster, Machines, cities, implausible, plausible_words, unit_vector
 from ..errors import InputError
@@ -562,7 +562,9 @@ class RegionalCluster(Cluster):
             return cls.from_dict(parse_json(path_or_text, "regional cluster JSON text"))
         if not isinstance(path_or_text, (str, os.PathLike)):
             raise InputError(f"from_json expects a path or JSON text, got {type(path_or_text).__name__}")
-        return cls.from_dict(read_json_file(path_or_text, "regional cluster file"))
+        doc = read_json_file(path_or_text, "regional cluster file")
+        with naming_the_file(path_or_text):
+            return cls.from_dict(doc)
 
     def summary(self) -> str:
         """A few lines: size, regions, GPU mix, totals, missing region pairs."""

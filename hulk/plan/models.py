@@ -68,6 +68,7 @@ from pathlib import Path
 
 from .. import _core
 from .._checks import is_int, is_real
+from .._io import naming_the_file, read_json_file
 from ..errors import InputError
 
 __all__ = [
@@ -277,8 +278,9 @@ def _models_from_doc(doc, where: str) -> dict:
 
 def load_models(json_path) -> dict:
     """User-defined models from a JSON file (schema in the module docstring): ``{name: ModelSpec}``."""
-    doc = json.loads(Path(json_path).read_text(encoding="utf-8"))
-    return _models_from_doc(doc, str(json_path))
+    doc = read_json_file(json_path, "models file")  # bounded and strict, as every JSON input
+    with naming_the_file(json_path):
+        return _models_from_doc(doc, "models")
 
 
 @lru_cache(maxsize=1)

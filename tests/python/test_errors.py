@@ -13,7 +13,7 @@ from hulk import _core, errors
 
 @pytest.mark.parametrize("cls, builtin", [
     (errors.InputError, ValueError), (errors.InputTypeError, TypeError), (errors.InputTypeError, ValueError),
-    (errors.FileFormatError, ValueError), (errors.PlanningError, ValueError), (errors.DeviceError, RuntimeError),
+    (errors.FileFormatError, ValueError), (errors.DeviceError, RuntimeError),
     (errors.NotFittedError, RuntimeError), (errors.OutOfMemoryError, MemoryError)])
 def test_each_error_is_a_hulk_error_and_its_builtin(cls, builtin):
     assert issubclass(cls, errors.HulkError) and issubclass(cls, builtin)

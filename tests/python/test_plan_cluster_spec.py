@@ -473,3 +473,19 @@ def test_the_largest_real_machines_and_links_are_plausible():
     assert len(cs.from_networkx(G)) == 3
     G.edges["b", "c"].update(latency_ms=0.0)  # co-located: allowed, as before
     assert len(cs.from_networkx(G)) == 3
+
+
+def test_errors_in_a_cluster_file_name_the_file_the_field_and_the_value(tmp_path):
+    from hulk.errors import FileFormatError
+    doc = _doc()
+    doc["machines"][1]["memory_gb"] = -4
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FileFormatError) as exc:
+        cs.from_json(str(path))
+    assert exc.value.path == str(path)
+    assert str(exc.value).startswith(f"{path}: machine 1 ('m1'): memory_gb must be finite and > 0, got -4")
+    doc["machines"][1]["name"] = ["m1"]  # unhashable: named, not a bare TypeError from the name lookup
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FileFormatError, match=r"cluster.json: machine 1: name must be a string, got list \['m1'\]"):
+        cs.from_json(str(path))

@@ -376,3 +376,13 @@ def test_generate_out_of_memory_in_a_limited_child(tmp_path):
                       "except MemoryError as exc:\n    print('ERROR', type(exc).__name__, exc)\n    sys.exit(0)",
                       tmp_path)
     assert out.startswith("ERROR OutOfMemoryError generate_cluster: out of memory (machines 50000000, regions 40, "), out
+
+
+def test_errors_in_a_regional_cluster_file_name_the_file(tmp_path):
+    from hulk.errors import FileFormatError
+    doc = gen.generate_cluster(20, seed=3).to_dict()
+    doc["tflops"][2] = 1e308
+    path = tmp_path / "regional.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FileFormatError, match=f"^{re.escape(str(path))}: tflops must be in the plausible range"):
+        gen.RegionalCluster.from_json(str(path))

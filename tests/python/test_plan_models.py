@@ -156,3 +156,14 @@ def test_catalogue_returns_fresh_objects():
     a = models.catalogue()
     a["OPT-175B"].iterations = 1
     assert models.catalogue()["OPT-175B"].iterations == 1000
+
+
+def test_errors_in_a_models_file_name_the_file_and_the_model(tmp_path):
+    from hulk.errors import FileFormatError
+    path = tmp_path / "mine.json"
+    path.write_text('{"version": "hulk-models/1", "models": [{"name": "tiny", "layers": -2}]}')
+    with pytest.raises(FileFormatError, match=f"^{path}: models: model 0: "):
+        models.load_models(path)
+    path.write_text('{"version": "hulk-models/1", "models": [], "models": []}')  # strict JSON: no repeated key
+    with pytest.raises(ValueError, match="mine.json"):
+        models.load_models(path)
