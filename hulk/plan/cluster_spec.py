@@ -441,6 +441,10 @@ class ClusterSpec(Cluster):
             raise InputError("empty cluster: machines must be a non-empty list")
         if not isinstance(self.notes, list) or not all(isinstance(s, str) for s in self.notes):
             raise InputError("notes must be a list of strings")
+        self._validate_machines()
+        self._validate_links()
+
+    def _validate_machines(self) -> None:
         names = {}
         for i, m in enumerate(self.machines):
             if not isinstance(m, dict):
@@ -476,6 +480,8 @@ class ClusterSpec(Cluster):
                     gpu_info(m["gpu"])
                 except ValueError as e:
                     raise InputError(f"{where}: {e}") from None
+
+    def _validate_links(self) -> None:
         n = len(self.machines)
         seen = {}
         link_keys = set(_LINK_KEYS)
