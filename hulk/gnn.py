@@ -135,7 +135,7 @@ class GNN:
 
         if verbose:
             print(format_epoch_header(), flush=True)
-        history = self._model.fit(g._g, labels, train_mask, val_mask, int(epochs), float(lr), float(weight_decay),
+        history = self._model.fit(g.core, labels, train_mask, val_mask, int(epochs), float(lr), float(weight_decay),
                                   int(patience), bool(restore_best), on_epoch)
         self.history_.extend(history)
         return history
@@ -165,7 +165,7 @@ class GNN:
             raise InputTypeError(f"graph must be a hulk.Graph, got {type(graph).__name__}")
         with self._naming_out_of_memory("GNN.fit_scaler", graph):
             self._build(graph)
-            self._model.fit_scaler(graph._g)
+            self._model.fit_scaler(graph.core)
 
     def partial_fit(self, graph: Graph, labels, mask=None, lr: float = 0.01, weight_decay: float = 5e-4) -> dict:
         """One optimiser step on ``graph`` (usually a :meth:`Graph.batch` of several graphs).
@@ -177,7 +177,7 @@ class GNN:
             n = graph.num_nodes
             labels = as_labels(labels, "labels", n, self._options["num_classes"])
             mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
-            loss, correct, count = self._model.train_step(graph._g, labels, mask, float(lr), float(weight_decay))
+            loss, correct, count = self._model.train_step(graph.core, labels, mask, float(lr), float(weight_decay))
         return {"loss": loss, "acc": correct / count if count else float("nan")}
 
     def evaluate(self, graph: Graph, labels, mask=None) -> dict:
@@ -187,7 +187,7 @@ class GNN:
         labels = as_labels(labels, "labels", n, self._options["num_classes"])
         mask = np.zeros(0, np.uint8) if mask is None else as_mask(mask, "mask", n)
         with self._naming_out_of_memory("GNN.evaluate", graph):
-            loss, correct, count = model.evaluate(graph._g, labels, mask)
+            loss, correct, count = model.evaluate(graph.core, labels, mask)
         return {"loss": loss, "acc": correct / count if count else float("nan"), "count": count}
 
     def _training_inputs(self, graph, labels, train_mask, val_mask):
@@ -218,19 +218,19 @@ class GNN:
         """Class probabilities [N, C] (float32)."""
         model = self._fitted_model(graph)
         with self._naming_out_of_memory("GNN.predict_proba", graph):
-            return model.predict_proba(graph._g)
+            return model.predict_proba(graph.core)
 
     def predict(self, graph: Graph) -> np.ndarray:
         """Most probable class per node [N] (int64)."""
         model = self._fitted_model(graph)
         with self._naming_out_of_memory("GNN.predict", graph):
-            return model.predict(graph._g)
+            return model.predict(graph.core)
 
     def logits(self, graph: Graph) -> np.ndarray:
         """Pre-softmax scores [N, C] (float32)."""
         model = self._fitted_model(graph)
         with self._naming_out_of_memory("GNN.logits", graph):
-            return model.logits(graph._g)
+            return model.logits(graph.core)
 
     def _fitted_model(self, graph):
         if self._model is None:

@@ -181,6 +181,8 @@ class Graph:
 
     # -- views -----------------------------------------------------------------------------
 
+    core = property(lambda self: self._g, doc="The C++ graph (``hulk._core.engine.Graph``) the model and the "
+                                              "benchmarks' bindings take.")
     num_nodes = property(lambda self: self._g.num_nodes, doc="Number of nodes N.")
     num_edges = property(lambda self: self._g.num_edges, doc="Number of input edges M.")
     num_node_features = property(lambda self: self._g.num_node_features, doc="F.")
