@@ -99,6 +99,9 @@ def naming_out_of_memory(call: str, sizes, estimate_bytes=None):
 def _as_float(value, name: str, what: str) -> np.ndarray:
     # float32 input passes through without a float64 round trip (large feature matrices).
     arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 else None
+    if arr is None and hasattr(value, "tocsr") and hasattr(value, "nnz"):  # scipy.sparse, without importing scipy
+        raise InputTypeError(f"{name}: got a scipy.sparse {type(value).__name__} of shape {value.shape}; the engine "
+                             f"takes dense features only (sparse input is not supported yet), pass {name}.toarray()")
     if arr is None and np.iscomplexobj(value):
         raise InputError(f"{name}: expected real numbers, got complex values (the imaginary part would be lost)")
     if arr is None:

@@ -552,3 +552,9 @@ class _FailingBatchCore:
             @staticmethod
             def batch(graphs):
                 raise hulk.OutOfMemoryError("out of memory: the C++ core could not allocate what this call needs")
+
+
+def test_scipy_sparse_features_are_a_clear_error_not_a_numpy_symptom():
+    sp = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match=r"node_features: got a scipy.sparse csr_matrix of shape \(3, 2\).*toarray"):
+        hulk.Graph(3, [[0, 1]], node_features=sp.csr_matrix(np.ones((3, 2))))
