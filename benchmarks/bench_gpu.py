@@ -27,7 +27,8 @@ Made to lose nothing when killed or short of memory (benchmarks/gpu_check.sh run
 one device command of at most 10 minutes):
 
 * every finished row is appended at once, as one JSON line, to ``--rows`` (default
-  ``$OUT/bench_gpu_rows.jsonl`` where OUT is set, else ``benchmarks/out/bench_gpu_rows.jsonl``);
+  ``$OUT/bench_gpu_rows.jsonl`` where OUT is set, else ``benchmarks/out/bench_gpu_rows.jsonl``; with
+  ``--quick`` only where ``--rows`` is given);
   ``--from-rows a.jsonl,b.jsonl --out RESULTS.md`` writes the section from such files (the parts of
   a run made in several commands) without measuring anything;
 * before each baseline (torch.sparse, PyG GCNConv, the per-edge PyG EdgePool) its peak device
@@ -227,11 +228,12 @@ def main(argv=None) -> int:
     kinds = args.kinds.split(",")
     copy_bw = _core.bench.copy_bandwidth(256 << 20 if on_gpu else 1 << 20, repeats=args.repeats)
     print(f"device: {gpu_name}; device-to-device copy {copy_bw / 1e9:.0f} GB/s (read + written)", flush=True)
-    rows_path = Path(args.rows) if args.rows else default_rows_path()
+    rows_path = Path(args.rows) if args.rows else (None if args.quick else default_rows_path())
     cmd = "python benchmarks/bench_gpu.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     meta = dict(gpu=gpu_name, copy_bw=copy_bw, cmd=cmd, date=_dt.date.today().isoformat(),
                 args=dict(repeats=args.repeats, warmup=args.warmup))
-    print(f"rows are appended to {rows_path} as they finish", flush=True)
+    if rows_path:
+        print(f"rows are appended to {rows_path} as they finish", flush=True)
 
     rows = []  # dicts, one per (kind, n, f)
     for kind in kinds:
@@ -252,7 +254,8 @@ def main(argv=None) -> int:
                     guarded_hulk("epochs", r, lambda: measure_epochs(hulk, r, g, n, f, args))
                     _core.engine.cuda_empty_cache()
                 rows.append(r)
-                append_row(rows_path, dict(r, meta=meta))
+                if rows_path:
+                    append_row(rows_path, dict(r, meta=meta))
                 print("  " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items() if k not in ("kind", "n", "nnz", "f")), flush=True)
             del g, t_ei, t_csr
