@@ -21,7 +21,23 @@ warm-up runs, each repeat ending in a device synchronisation:
 
 It writes a section of benchmarks/RESULTS.md (markers ``<!-- bench_gpu:begin/end -->``) with the
 GPU's name, the command and the date, and prints a summary table of ratios against the issue's
-targets last. Without a GPU it runs on the SIMT build's simulator only with ``--quick`` (a smoke
+targets last.
+
+Made to lose nothing when killed or short of memory (benchmarks/gpu_check.sh runs it in parts, each
+one device command of at most 10 minutes):
+
+* every finished row is appended at once, as one JSON line, to ``--rows`` (default
+  ``$OUT/bench_gpu_rows.jsonl`` where OUT is set, else ``benchmarks/out/bench_gpu_rows.jsonl``; with
+  ``--quick`` only where ``--rows`` is given);
+  ``--from-rows a.jsonl,b.jsonl --out RESULTS.md`` writes the section from such files (the parts of
+  a run made in several commands) without measuring anything;
+* before each baseline (torch.sparse, PyG GCNConv, the per-edge PyG EdgePool) its peak device
+  memory is estimated (``baseline_bytes``) and checked against the device's free memory; a case that
+  would not fit is skipped, and the row says which and why (an out-of-memory error that still
+  happens is caught and recorded the same way); ``--memory-plan`` prints those estimates for
+  ``--sizes``/``--widths`` against ``--device-gib`` without a device;
+* with torch on the GPU the graphs and features are generated on the device (torch.Generator on
+  cuda) rather than by numpy on the host. Without a GPU it runs on the SIMT build's simulator only with ``--quick`` (a smoke
 test of the script: tiny graphs, no timings worth reading, nothing written unless ``--out``).
 
     cd /tmp && python /path/to/hulk/benchmarks/bench_gpu.py                 # full run
@@ -32,6 +48,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
+import os
 import shlex
 import statistics
 import sys
@@ -48,6 +66,24 @@ END = "<!-- bench_gpu:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
 DEGREE = 16
 EDGE_FEATURES = 4
+
+
+def make_edges_torch(torch, dev, n: int, kind: str, seed: int):
+    """make_edges on the torch device (same distribution, another random stream): (src, dst) int64
+    tensors on ``dev``, sorted by (src, dst)."""
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    dst = torch.arange(n, device=dev, dtype=torch.int64).repeat_interleave(DEGREE)
+    if kind == "uniform":
+        src = torch.randint(0, n, (dst.numel(),), generator=gen, device=dev, dtype=torch.int64)
+    else:
+        src = torch.clamp((n * torch.rand(dst.numel(), generator=gen, device=dev, dtype=torch.float64) ** 4)
+                          .to(torch.int64), max=n - 1)
+        src = torch.randperm(n, generator=gen, device=dev)[src] if n > 1 else src
+    keep = src != dst
+    key = torch.unique(src[keep] * n + dst[keep])
+    del src, dst, keep
+    return key // n, key % n
 
 
 def make_edges(n: int, kind: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,19 +154,67 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true", help="smoke test: 2e3 nodes, F=32, few repeats")
     ap.add_argument("--out", default=None, help="RESULTS.md to write (default: benchmarks/RESULTS.md; "
                                                 "nothing with --quick unless given)")
+    ap.add_argument("--rows", default=None, help="JSON-lines file each finished row is appended to "
+                                                 "(default $OUT/bench_gpu_rows.jsonl, else benchmarks/out/)")
+    ap.add_argument("--from-rows", default=None, help="comma-separated row files: write the section from "
+                                                      "them (--out) and measure nothing")
+    ap.add_argument("--allow-simulated", action="store_true",
+                    help="run any sizes on the SIMT build's simulator (gpu_check.sh --dry-run)")
+    ap.add_argument("--memory-plan", action="store_true", help="print the baselines' estimated peak memory "
+                                                               "for --sizes/--widths and exit")
+    ap.add_argument("--device-gib", type=float, default=80.0, help="device memory for --memory-plan")
     args = ap.parse_args(argv)
     if args.quick:
         args.sizes, args.widths, args.repeats, args.warmup, args.epochs = "2e3", "32", 2, 1, 1
     return args
 
 
+def default_rows_path() -> Path:
+    base = Path(os.environ["OUT"]) if os.environ.get("OUT") else Path(__file__).resolve().parent / "out"
+    return base / "bench_gpu_rows.jsonl"
+
+
+def append_row(path: Path, row: dict) -> None:
+    """One JSON line, flushed to disk at once: a killed run keeps every finished row."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_rows(paths: str) -> list:
+    rows = []
+    for p in paths.split(","):
+        for line in Path(p).read_text().splitlines():
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:  # a line cut short by a kill
+                    print(f"bench_gpu: {p}: skipped an incomplete line", file=sys.stderr)
+    return rows
+
+
 def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.memory_plan:
+        return memory_plan(args)
+    if args.from_rows:
+        rows = read_rows(args.from_rows)
+        if not rows:
+            print("bench_gpu: no rows in " + args.from_rows, file=sys.stderr)
+            return 1
+        meta = rows[0]["meta"]
+        lines = report(rows, meta["gpu"], meta["copy_bw"], argparse.Namespace(**meta["args"]), meta["cmd"])
+        print("\n".join(lines[1:-1]))
+        write_section(args.out or DEFAULT_OUT, BEGIN, END, lines)
+        return 0
+
     import hulk
     from hulk import _core
 
-    args = parse_args(argv)
     on_gpu = hulk.cuda_available()
-    if not on_gpu and not (hulk.cuda_simulated() and args.quick):
+    if not on_gpu and not (hulk.cuda_simulated() and (args.quick or args.allow_simulated)):
         print("bench_gpu: no GPU is usable here (" + hulk.cuda_unavailable_reason() + "); on the SIMT build "
               "only --quick runs, as a smoke test of this script", file=sys.stderr)
         return 2
@@ -144,30 +228,42 @@ def main(argv=None) -> int:
     kinds = args.kinds.split(",")
     copy_bw = _core.bench.copy_bandwidth(256 << 20 if on_gpu else 1 << 20, repeats=args.repeats)
     print(f"device: {gpu_name}; device-to-device copy {copy_bw / 1e9:.0f} GB/s (read + written)", flush=True)
+    rows_path = Path(args.rows) if args.rows else (None if args.quick else default_rows_path())
+    cmd = "python benchmarks/bench_gpu.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    meta = dict(gpu=gpu_name, copy_bw=copy_bw, cmd=cmd, date=_dt.date.today().isoformat(),
+                args=dict(repeats=args.repeats, warmup=args.warmup))
+    if rows_path:
+        print(f"rows are appended to {rows_path} as they finish", flush=True)
 
     rows = []  # dicts, one per (kind, n, f)
     for kind in kinds:
         for n in sizes:
             t0 = time.perf_counter()
-            g, src, dst = bench_graph(hulk, n, kind, args.seed)
+            g, src, dst, t_ei, t_csr = bench_graph(hulk, n, kind, args.seed, torch, dev)
             nnz = src.size
-            print(f"\n{kind} N={n:.0e} nnz={nnz:.2e} (built in {time.perf_counter() - t0:.1f} s)", flush=True)
-            t_ei = t_csr = None
-            if torch is not None:
-                t_ei, t_csr = torch_graph(torch, dev, n, src, dst)
+            print(f"\n{kind} N={n:.0e} nnz={nnz:.2e} (built in {time.perf_counter() - t0:.1f} s, "
+                  f"generated on {'the device' if torch is not None else 'the host'})", flush=True)
+            del src, dst
             for f in widths:
                 r = dict(kind=kind, n=n, nnz=nnz, f=f)
-                measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw)
+                guarded_hulk("hulk ops", r, lambda: measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw))
+                _core.engine.cuda_empty_cache()  # hulk's cached blocks would count as used in torch's check
                 if torch is not None:
                     measure_torch(torch, pyg, PerEdgePool, dev, sync_torch, r, t_ei, t_csr, f, args)
                 if n <= 1_000_000 and kind == "uniform":
-                    measure_epochs(hulk, r, g, n, f, args)
+                    guarded_hulk("epochs", r, lambda: measure_epochs(hulk, r, g, n, f, args))
+                    _core.engine.cuda_empty_cache()
                 rows.append(r)
+                if rows_path:
+                    append_row(rows_path, dict(r, meta=meta))
                 print("  " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items() if k not in ("kind", "n", "nnz", "f")), flush=True)
+            del g, t_ei, t_csr
             _core.engine.cuda_empty_cache()
+            if torch is not None:
+                torch.cuda.empty_cache()
 
-    lines = report(rows, gpu_name, copy_bw, args)
+    lines = report(rows, gpu_name, copy_bw, args, cmd)
     print("\n".join(lines[1:-1]))
     out = args.out or (None if args.quick else DEFAULT_OUT)
     if out:
@@ -175,24 +271,92 @@ def main(argv=None) -> int:
     return 0
 
 
-def bench_graph(hulk, n, kind, seed):
-    """(hulk.Graph with 8 node and EDGE_FEATURES edge features, src, dst) of a generated graph."""
-    src, dst = make_edges(n, kind, seed)
-    rng = np.random.default_rng(seed + 1)
-    x = rng.standard_normal((n, 8)).astype(np.float32)
-    e = rng.standard_normal((src.size, EDGE_FEATURES)).astype(np.float32)
-    return hulk.Graph(n, np.stack([src, dst], 1), node_features=x, edge_features=e, directed=True), src, dst
+def guarded_hulk(what, r, fn) -> None:
+    """Runs one of hulk's measurements; running out of memory is recorded in the row, not fatal."""
+    try:
+        fn()
+    except (MemoryError, RuntimeError) as exc:
+        if "memory" not in str(exc).lower():
+            raise
+        reason = f"{what}: out of memory ({str(exc).splitlines()[0][:200]})"
+        r.setdefault("skipped", []).append(reason)
+        print("  " + reason, flush=True)
+
+
+def bench_graph(hulk, n, kind, seed, torch=None, dev=None):
+    """(hulk.Graph with 8 node and EDGE_FEATURES edge features, src, dst, torch edge index, torch
+    CSR adjacency) of a generated graph. With torch, edges and features are drawn on ``dev`` and
+    the torch tensors stay there (hulk.Graph takes host arrays: one copy down); without, by numpy
+    on the host and the last two are None."""
+    if torch is None:
+        src, dst = make_edges(n, kind, seed)
+        rng = np.random.default_rng(seed + 1)
+        x = rng.standard_normal((n, 8)).astype(np.float32)
+        e = rng.standard_normal((src.size, EDGE_FEATURES)).astype(np.float32)
+        t_ei = t_csr = None
+    else:
+        t_src, t_dst = make_edges_torch(torch, dev, n, kind, seed)
+        gen = torch.Generator(device=dev)
+        gen.manual_seed(seed + 1)
+        x = torch.randn(n, 8, generator=gen, device=dev).cpu().numpy()
+        e = torch.randn(t_src.numel(), EDGE_FEATURES, generator=gen, device=dev).cpu().numpy()
+        t_ei, t_csr = torch_graph(torch, dev, n, t_src, t_dst)
+        src, dst = t_src.cpu().numpy(), t_dst.cpu().numpy()
+        del t_src, t_dst
+    g = hulk.Graph(n, np.stack([src, dst], 1), node_features=x, edge_features=e, directed=True)
+    return g, src, dst, t_ei, t_csr
 
 
 def torch_graph(torch, dev, n, src, dst):
-    """(edge index, CSR adjacency) of the graph on the torch device."""
-    t_ei = torch.from_numpy(np.stack([src, dst])).to(dev)
-    order = np.lexsort((src, dst))
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(indptr, dst + 1, 1)
-    t_csr = torch.sparse_csr_tensor(torch.from_numpy(np.cumsum(indptr)), torch.from_numpy(src[order]),
-                                    torch.ones(src.size), size=(n, n)).to(dev)
+    """(edge index, CSR in-adjacency) of the graph, built on the torch device from device tensors."""
+    t_ei = torch.stack([src, dst])
+    order = torch.argsort(dst * n + src)
+    indptr = torch.zeros(n + 1, dtype=torch.int64, device=dev)
+    indptr[1:] = torch.cumsum(torch.bincount(dst, minlength=n), 0)
+    t_csr = torch.sparse_csr_tensor(indptr, src[order], torch.ones(src.numel(), device=dev), size=(n, n))
     return t_ei, t_csr
+
+
+def baseline_bytes(n: int, nnz: int, f: int) -> dict:
+    """Estimated peak device memory (bytes) of each baseline at N = n, nnz edges, width f, over what
+    is already allocated (graph, CSR). Float32 tensors; upper estimates, from what each one
+    materialises:
+    * torch_spmm: X and the output, [N, F] each;
+    * pyg_gcn (GCNConv, cached, forward + backward): E' = nnz + N edges with self loops; the
+      gathered messages x_j and their normalised copy, [E', F] each, and the gradient of the gather
+      in backward, [E', F] once more; the linear's input, output and gradients, [N, F] x 4;
+    * pyg_edge_pool (message Linear([x_i || x_j || e])): the concatenation [E, 2F + 4] (saved for
+      the weight gradient) and its gradient, the messages [E, F] and their gradient, and [N, F] x 4
+      (x_i and x_j, [E, F] each, are gone once concatenated)."""
+    e2 = nnz + n
+    return {"torch_spmm": 4 * 2 * n * f,
+            "pyg_gcn": 4 * (3 * e2 * f + 4 * n * f) + 8 * 2 * e2,
+            "pyg_edge_pool": 4 * (2 * nnz * (2 * f + EDGE_FEATURES) + 2 * nnz * f + 4 * n * f)}
+
+
+def fits(torch, r, what, need, margin=0.9) -> bool:
+    """True when ``need`` bytes fit in the device's free memory; else records the skip in ``r``."""
+    torch.cuda.empty_cache()
+    free, _total = torch.cuda.mem_get_info()
+    if need <= margin * free:
+        return True
+    reason = f"{what} skipped: needs about {need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free"
+    r.setdefault("skipped", []).append(reason)
+    print("  " + reason, flush=True)
+    return False
+
+
+def memory_plan(args) -> int:
+    """--memory-plan: the estimates of baseline_bytes for the configured sizes, no device needed."""
+    dev = args.device_gib * 2**30
+    print(f"estimated peak memory of the baselines (GiB) against {args.device_gib:.0f} GiB "
+          f"(skipped above {0.9 * args.device_gib:.0f} GiB free); nnz taken as {DEGREE} N")
+    for n in (int(float(s)) for s in args.sizes.split(",")):
+        for f in (int(w) for w in args.widths.split(",")):
+            est = baseline_bytes(n, DEGREE * n, f)
+            print(f"  N={n:.0e} F={f}: " + ", ".join(
+                f"{k} {v / 2**30:.1f}{'' if v <= 0.9 * dev else ' SKIP'}" for k, v in est.items()))
+    return 0
 
 
 def measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw) -> None:
@@ -213,34 +377,46 @@ def measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw) -> None:
 def measure_torch(torch, pyg, PerEdgePool, dev, sync_torch, r, t_ei, t_csr, f, args) -> None:
     """torch.sparse SpMM and, with PyG, GCNConv and the per-edge EdgePool, into row ``r``."""
     n, nnz = r["n"], r["nnz"]
-    X = torch.randn(n, f, device=dev)
-    r["torch_spmm"] = timed(lambda: torch.sparse.mm(t_csr, X), args.repeats, args.warmup, sync_torch)
+    need = baseline_bytes(n, nnz, f)
+
+    def guarded(what, fn):
+        """Runs baseline ``what`` if its estimated peak fits; an OOM that still happens is recorded."""
+        if not fits(torch, r, what, need[what]):
+            return
+        try:
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            r[what] = fn()
+            r[what + "_bytes"] = torch.cuda.max_memory_allocated() - base
+        except torch.cuda.OutOfMemoryError:
+            reason = f"{what}: out of device memory (estimated {need[what] / 2**30:.1f} GiB)"
+            r.setdefault("skipped", []).append(reason)
+            print("  " + reason, flush=True)
+        torch.cuda.empty_cache()
+
+    def spmm():
+        X = torch.randn(n, f, device=dev)
+        return timed(lambda: torch.sparse.mm(t_csr, X), args.repeats, args.warmup, sync_torch)
+
+    guarded("torch_spmm", spmm)
     if pyg is None:
         return
-    conv = pyg[1](f, f, cached=True).to(dev)
-    Xg = torch.randn(n, f, device=dev, requires_grad=True)
     dout = torch.randn(n, f, device=dev)
+    Xg = torch.randn(n, f, device=dev, requires_grad=True)
 
-    def gcn_step():
-        conv(Xg, t_ei).backward(dout)
+    def gcn():
+        conv = pyg[1](f, f, cached=True).to(dev)
+        return timed(lambda: conv(Xg, t_ei).backward(dout), args.repeats, args.warmup, sync_torch)
 
-    r["pyg_gcn"] = timed(gcn_step, args.repeats, args.warmup, sync_torch)
-    pool = PerEdgePool(f, EDGE_FEATURES, f).to(dev)
-    ea = torch.randn(nnz, EDGE_FEATURES, device=dev)
+    guarded("pyg_gcn", gcn)
 
-    def pool_step():
-        pool(Xg, t_ei, ea).backward(dout)
+    def pool():
+        layer = PerEdgePool(f, EDGE_FEATURES, f).to(dev)
+        ea = torch.randn(nnz, EDGE_FEATURES, device=dev)
+        return timed(lambda: layer(Xg, t_ei, ea).backward(dout), args.repeats, args.warmup, sync_torch)
 
-    try:
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        r["pyg_edge_pool"] = timed(pool_step, args.repeats, args.warmup, sync_torch)
-        r["pyg_edge_pool_bytes"] = torch.cuda.max_memory_allocated() - base
-    except torch.cuda.OutOfMemoryError:
-        r["pyg_edge_pool"] = r["pyg_edge_pool_bytes"] = None
-        print("  PyG per-edge EdgePool: out of device memory", flush=True)
-    del pool, ea, conv, Xg, X
+    guarded("pyg_edge_pool", pool)
+    del Xg, dout
     torch.cuda.empty_cache()
 
 
@@ -259,8 +435,9 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "n/a"
 
 
-def report(rows, gpu_name, copy_bw, args) -> list[str]:
-    cmd = "python benchmarks/bench_gpu.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+def report(rows, gpu_name, copy_bw, args, cmd) -> list[str]:
+    cmds = sorted({r["meta"]["cmd"] for r in rows if "meta" in r}) or [cmd]
+    cmd = "`, `".join(cmds)
     lines = [BEGIN, "## GPU backend (`benchmarks/bench_gpu.py`)", "",
              f"Command: `{cmd}`. Date: {_dt.date.today().isoformat()}. Device: {gpu_name}; measured "
              f"device-to-device copy {copy_bw / 1e9:.0f} GB/s. Medians of {args.repeats} timed runs after "
@@ -274,13 +451,19 @@ def report(rows, gpu_name, copy_bw, args) -> list[str]:
         mb = lambda b: f"{b / 2**20:.0f}" if b else "n/a"  # noqa: E731
         epoch = (f"{1e3 * r['epoch_cuda']:.2f} | {ratio(r.get('epoch_cpu'), r['epoch_cuda'])}"
                  if "epoch_cuda" in r else "n/a | n/a")
+        ms = lambda k: f"{1e3 * r[k]:.3f}" if r.get(k) else "n/a"  # noqa: E731
+        pct = lambda k: f"{100 * r[k]:.0f}%" if r.get(k) else "n/a"  # noqa: E731
         lines.append(
-            f"| {r['kind']} | {r['n']:.0e} | {r['nnz']:.2e} | {r['f']} | {1e3 * r['spmm']:.3f} "
-            f"| {ratio(r.get('spmm_cusparse'), r['spmm'])} | {ratio(r.get('torch_spmm'), r['spmm'])} "
-            f"| {100 * r['spmm_bw_fraction']:.0f}% ({100 * r['spmm_min_bw_fraction']:.0f}%) | {1e3 * r['gcn']:.3f} "
-            f"| {ratio(r.get('pyg_gcn'), r['gcn'])} | {1e3 * r['edge_pool']:.3f} "
-            f"| {ratio(r.get('pyg_edge_pool'), r['edge_pool'])} "
-            f"| {mb(r['edge_pool_bytes'])} ({mb(r.get('pyg_edge_pool_bytes'))}) | {epoch} |")
+            f"| {r['kind']} | {r['n']:.0e} | {r['nnz']:.2e} | {r['f']} | {ms('spmm')} "
+            f"| {ratio(r.get('spmm_cusparse'), r.get('spmm'))} | {ratio(r.get('torch_spmm'), r.get('spmm'))} "
+            f"| {pct('spmm_bw_fraction')} ({pct('spmm_min_bw_fraction')}) | {ms('gcn')} "
+            f"| {ratio(r.get('pyg_gcn'), r.get('gcn'))} | {ms('edge_pool')} "
+            f"| {ratio(r.get('pyg_edge_pool'), r.get('edge_pool'))} "
+            f"| {mb(r.get('edge_pool_bytes'))} ({mb(r.get('pyg_edge_pool_bytes'))}) | {epoch} |")
+    skipped = [f"{r['kind']} N={r['n']:.0e} F={r['f']}: {s}" for r in rows for s in r.get("skipped", [])]
+    if skipped:
+        lines += ["", "Baselines not measured (estimated peak memory over the device's free memory, or out of "
+                  "memory): " + "; ".join(skipped) + "."]
     lines += ["", "Targets (issue 9), at N >= 1e6: SpMM at least as fast as cached cuSPARSE and >= 60% of copy "
               "bandwidth; GCN fwd+bwd >= 1.5x PyG GCNConv; EdgePool fwd+bwd >= 3x the per-edge PyG equivalent "
               "with no memory proportional to edges x features; a training epoch >= 20x our CPU backend.", END]
