@@ -362,15 +362,15 @@ def memory_plan(args) -> int:
 def measure_hulk_ops(_core, r, g, f, args, on_gpu, copy_bw) -> None:
     """hulk's SpMM (and cuSPARSE's), GCN layer and EdgePool layer, into row ``r``."""
     n, nnz = r["n"], r["nnz"]
-    r["spmm"] = _core.bench.spmm(g._g, f, False, "cuda", "custom", args.repeats, args.warmup)
+    r["spmm"] = _core.bench.spmm(g.core, f, False, "cuda", "custom", args.repeats, args.warmup)
     if on_gpu:
-        r["spmm_cusparse"] = _core.bench.spmm(g._g, f, False, "cuda", "cusparse", args.repeats,
+        r["spmm_cusparse"] = _core.bench.spmm(g.core, f, False, "cuda", "cusparse", args.repeats,
                                               args.warmup)
     csr_bytes = 8 * (n + 1) + 4 * nnz
     r["spmm_bw_fraction"] = (csr_bytes + 4 * f * (nnz + n)) / r["spmm"] / copy_bw
     r["spmm_min_bw_fraction"] = (csr_bytes + 2 * 4 * n * f) / r["spmm"] / copy_bw
-    r["gcn"] = _core.bench.gcn_layer(g._g, f, f, "cuda", "custom", args.repeats, args.warmup)["seconds"]
-    ep = _core.bench.edge_pool(g._g, f, EDGE_FEATURES, f, False, "cuda", args.repeats, args.warmup)
+    r["gcn"] = _core.bench.gcn_layer(g.core, f, f, "cuda", "custom", args.repeats, args.warmup)["seconds"]
+    ep = _core.bench.edge_pool(g.core, f, EDGE_FEATURES, f, False, "cuda", args.repeats, args.warmup)
     r["edge_pool"], r["edge_pool_bytes"] = ep["seconds"], ep["peak_bytes"]
 
 
