@@ -15,6 +15,10 @@ Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t se
   return p;
 }
 
+uint64_t init_stream(uint64_t layer) { return stream_key(kStreamWeightInit, layer, 0); }
+
+uint64_t dropout_stream(uint64_t layer, uint64_t step) { return stream_key(kStreamDropout, layer, step); }
+
 Param zero_param(const std::string& name, int64_t rows, int64_t cols) {
   Param p;
   p.name = name;
@@ -31,7 +35,7 @@ EdgePool::EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling poolin
     : in_(in),
       pooling_(pooling),
       per_edge_(per_edge),
-      w_(glorot_param("edge_pool.weight", 2 * in + edge_in, out, seed, 0)),
+      w_(glorot_param("edge_pool.weight", 2 * in + edge_in, out, seed, init_stream(0))),
       b_(zero_param("edge_pool.bias", 1, out)) {}
 
 const ops::PoolCoefficients& EdgePool::coef(const GraphInputs& g) const {
@@ -57,10 +61,10 @@ void EdgePool::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
 
 // ---- GCNConv ----------------------------------------------------------------------------
 
-GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, uint64_t stream)
+GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, int64_t index, uint64_t layer)
     : use_edge_weights_(use_edge_weights),
-      w_(glorot_param("gcn" + std::to_string(stream) + ".weight", in, out, seed, stream)),
-      b_(zero_param("gcn" + std::to_string(stream) + ".bias", 1, out)) {}
+      w_(glorot_param("gcn" + std::to_string(index) + ".weight", in, out, seed, init_stream(layer))),
+      b_(zero_param("gcn" + std::to_string(index) + ".bias", 1, out)) {}
 
 void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   const Csr& a = g.graph->gcn(use_edge_weights_);
@@ -96,8 +100,8 @@ void GcnConv::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
 
 // ---- Linear -----------------------------------------------------------------------------
 
-Linear::Linear(int64_t in, int64_t out, uint64_t seed, uint64_t stream)
-    : w_(glorot_param("classifier.weight", in, out, seed, stream)), b_(zero_param("classifier.bias", 1, out)) {}
+Linear::Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer)
+    : w_(glorot_param("classifier.weight", in, out, seed, init_stream(layer))), b_(zero_param("classifier.bias", 1, out)) {}
 
 void Linear::forward(const GraphInputs&, const Tensor& h, Tensor& out) {
   h_ = h;

@@ -41,11 +41,16 @@ class Layer {
 
 // Glorot-uniform weights [in, out] from a counter-based stream; zero bias [1, out].
 Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t seed, uint64_t stream);
+// The stream of the weights of the model's layer at `layer` (0 = the first layer).
+uint64_t init_stream(uint64_t layer);
+// The stream of the dropout mask after hidden layer `layer` at optimiser step `step`.
+uint64_t dropout_stream(uint64_t layer, uint64_t step);
 Param zero_param(const std::string& name, int64_t rows, int64_t cols);
 
 class EdgePool final : public Layer {
  public:
   // per_edge selects the gather-transform-scatter reference path instead of the fast one.
+  // Always the model's first layer (layer 0).
   EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
   void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
@@ -64,7 +69,8 @@ class EdgePool final : public Layer {
 
 class GcnConv final : public Layer {
  public:
-  GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, uint64_t stream);
+  // The weights are named gcn<index>; `layer` is the layer's position in the model (its stream).
+  GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, int64_t index, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
   void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
@@ -81,7 +87,7 @@ class GcnConv final : public Layer {
 
 class Linear final : public Layer {
  public:
-  Linear(int64_t in, int64_t out, uint64_t seed, uint64_t stream);
+  Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
   void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }

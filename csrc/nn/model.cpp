@@ -109,18 +109,19 @@ void TrainOptions::validate() const {
 Model::Model(ModelConfig config) : config_(std::move(config)) {
   config_.validate();
   const auto& h = config_.hidden;
-  uint64_t stream = 0;
+  int64_t gcn = 0;  // GCN layers are named gcn1, gcn2, ... in the weight file
   if (config_.edge_pool) {
     layers_.push_back(std::make_unique<EdgePool>(config_.in_features, config_.edge_features, h[0], config_.pooling,
                                                  config_.per_edge_reference, config_.seed));
   } else {
     layers_.push_back(
-        std::make_unique<GcnConv>(config_.in_features, h[0], config_.gcn_edge_weights, config_.seed, ++stream));
+        std::make_unique<GcnConv>(config_.in_features, h[0], config_.gcn_edge_weights, config_.seed, ++gcn, 0));
   }
   for (size_t i = 1; i < h.size(); ++i) {
-    layers_.push_back(std::make_unique<GcnConv>(h[i - 1], h[i], config_.gcn_edge_weights, config_.seed, ++stream));
+    layers_.push_back(
+        std::make_unique<GcnConv>(h[i - 1], h[i], config_.gcn_edge_weights, config_.seed, ++gcn, layers_.size()));
   }
-  layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, ++stream));
+  layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, layers_.size()));
 }
 
 void Model::to(Device device) {
@@ -189,7 +190,7 @@ void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
     if (i + 1 == layers_.size()) break;
     ops::relu_forward(z, activations_[i]);
     if (training && config_.dropout > 0.0f) {
-      ops::dropout_forward(activations_[i], config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | i, h);
+      ops::dropout_forward(activations_[i], config_.dropout, config_.seed, dropout_stream(i, step_), h);
     } else {
       h = activations_[i];
     }
@@ -204,7 +205,7 @@ void Model::backward(const GraphInputs& in, const Tensor& dlogits, bool training
     if (i == 0) break;
     if (training && config_.dropout > 0.0f) {
       Tensor tmp;
-      ops::dropout_backward(dh, config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | (i - 1), tmp);
+      ops::dropout_backward(dh, config_.dropout, config_.seed, dropout_stream(i - 1, step_), tmp);
       dh = std::move(tmp);
     }
     ops::relu_backward(activations_[i - 1], dh, dz);
