@@ -95,7 +95,7 @@ py::dict time_layer(nn::Layer& layer, const nn::GraphInputs& in, int64_t n, int6
     s = with_spmm_path(path, [&] {
       return median_seconds(repeats, warmup, [&] {
         layer.forward(in, h, out);
-        layer.backward(in, dout, &dh);
+        layer.backward(in, h, dout, &dh);
       });
     });
   }

@@ -1,6 +1,8 @@
 // Layers of the Hulk GNN: EdgePool (paper eq. 4), GCNConv (paper eq. 1) and Linear.
-// Each layer keeps what its backward needs from the last forward call; backward
-// writes parameter gradients into its Params and returns the input gradient on request.
+// backward is handed the same input h as the last forward (the caller keeps it alive:
+// layers borrow their input, they never copy it) and whatever else it needs the layer kept
+// from that forward, in buffers reused from call to call; it writes parameter gradients into
+// its Params and returns the input gradient on request.
 #pragma once
 
 #include <memory>
@@ -33,8 +35,9 @@ class Layer {
  public:
   virtual ~Layer() = default;
   virtual void forward(const GraphInputs& g, const Tensor& h, Tensor& out) = 0;  // h [N, in] -> out [N, out]
-  // dout [N, out]; writes parameter grads; dh [N, in] when non-null.
-  virtual void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) = 0;
+  // h: the last forward's input, unchanged; dout [N, out]; writes parameter grads; dh [N, in]
+  // when non-null.
+  virtual void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) = 0;
   virtual std::vector<Param*> params() = 0;
   virtual int64_t out_features() const = 0;
 };
@@ -53,7 +56,7 @@ class EdgePool final : public Layer {
   // Always the model's first layer (layer 0).
   EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
@@ -64,7 +67,6 @@ class EdgePool final : public Layer {
   bool per_edge_;
   Param w_, b_;   // w [2F + Fe, O], b [1, O]
   Tensor p_;      // [N, 2F + Fe] fast path: stacked input
-  Tensor h_;      // [N, F] per-edge path: the input
 };
 
 class GcnConv final : public Layer {
@@ -72,7 +74,7 @@ class GcnConv final : public Layer {
   // The weights are named gcn<index>; `layer` is the layer's position in the model (its stream).
   GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, int64_t index, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
@@ -82,20 +84,21 @@ class GcnConv final : public Layer {
   bool transform_first() const { return w_.value.cols() <= w_.value.rows(); }
   bool use_edge_weights_;
   Param w_, b_;  // w [in, out], b [1, out]
-  Tensor saved_;  // transform first: h [N, in]; aggregate first: A h [N, in]
+  Tensor ah_;  // aggregate first: A h [N, in]
+  Tensor t_;   // scratch: transform first h W [N, out] (forward), A^T dout [N, out] (backward);
+               // aggregate first dout W^T [N, in] (backward)
 };
 
 class Linear final : public Layer {
  public:
   Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
  private:
   Param w_, b_;
-  Tensor h_;  // [N, in]
 };
 
 }  // namespace hulk::nn
