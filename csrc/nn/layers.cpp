@@ -46,7 +46,7 @@ void EdgePool::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   if (per_edge_) {
     ops::edge_pool_forward_per_edge(g.graph->in(), pooling_, h, g.e, w_.value, b_.value, out);
   } else {
-    ops::edge_pool_forward(g.graph->in(), coef(g), h, g.edge_sum, w_.value, b_.value, out, p_);
+    ops::edge_pool_forward(g.graph->in(), coef(g), h, g.edge_sum, w_.value, b_.value, out, p_, agg_);
   }
 }
 

@@ -67,6 +67,7 @@ class EdgePool final : public Layer {
   bool per_edge_;
   Param w_, b_;   // w [2F + Fe, O], b [1, O]
   Tensor p_;      // [N, 2F + Fe] fast path: stacked input
+  Tensor agg_;    // [N, F] fast path: A h (scratch)
 };
 
 class GcnConv final : public Layer {

@@ -1,13 +1,33 @@
 // The model as a whole: finite-difference gradients through every layer, the per-edge
 // EdgePool path against the fast one, determinism, batching, save/load and bad files.
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "csrc/nn/model.h"
 #include "tests/cpp/reference.h"
+
+// Counts allocations of at least kLargeAllocation bytes while counting is on (test
+// Model.EpochsAllocateNoLargeBuffers). Replaces the global operator new of this test binary;
+// off, it costs one relaxed load.
+namespace alloc_count {
+std::atomic<bool> on{false};
+std::atomic<int64_t> large{0};
+constexpr std::size_t kLargeAllocation = 64 << 10;
+}  // namespace alloc_count
+
+void* operator new(std::size_t n) {
+  if (alloc_count::on.load(std::memory_order_relaxed) && n >= alloc_count::kLargeAllocation) ++alloc_count::large;
+  if (void* p = std::malloc(n > 0 ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -207,6 +227,41 @@ TEST(Model, DropoutMasksAreIndependentOfWeightInit) {
                               << names[w] << " (" << agree[layer][w] << " of " << kept[layer][w] << ")";
       }
     }
+  }
+}
+
+// Issue 20: an epoch neither copies the input features nor allocates its activations anew.
+// fit() prepares the graph once (a standardised copy of the features); everything an epoch
+// needs lives in buffers reused from the first epoch on. So a fit of 8 epochs makes as many
+// large allocations as a fit of 2 (before: two feature copies and the layers' temporaries
+// per epoch).
+TEST(Model, EpochsAllocateNoLargeBuffers) {
+  constexpr int64_t n = 1000, f = 64;  // features 256 KB, hidden activations 128 KB
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 3000, true, false, 5);
+  std::mt19937 rng(6);
+  const Graph g(n, el.src, el.dst, ref::random_tensor(n, f, rng), Tensor(el.num_edges(), 0), {}, true);
+  const auto labels = make_labels(n, 7);
+  for (const bool edge_pool : {false, true}) {
+    ModelConfig cfg;
+    cfg.in_features = f;
+    cfg.num_classes = kClasses;
+    cfg.hidden = {32, 32};
+    cfg.edge_pool = edge_pool;
+    cfg.dropout = 0.5f;
+    Model model(cfg);
+    hulk::nn::TrainOptions opts;
+    opts.epochs = 1;
+    model.fit(g, labels, {}, {}, opts);  // first use: buffers sized here
+    std::vector<int64_t> counts;
+    for (const int64_t epochs : {2, 8}) {
+      opts.epochs = epochs;
+      alloc_count::large = 0;
+      alloc_count::on = true;
+      model.fit(g, labels, {}, {}, opts);
+      alloc_count::on = false;
+      counts.push_back(alloc_count::large.load());
+    }
+    EXPECT_EQ(counts[0], counts[1]) << "edge_pool " << edge_pool << ": large allocations in fits of 2 and 8 epochs";
   }
 }
 
