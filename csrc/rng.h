@@ -26,14 +26,30 @@ HULK_RNG_FN uint64_t counter_hash(uint64_t seed, uint64_t stream, uint64_t index
   return mix64(mix64(mix64(seed) ^ stream) ^ index);
 }
 
+// What a model draws random numbers for. Each use has its own stream, derived from
+// (purpose, layer, step) by stream_key; the model's seed enters through counter_hash.
+// Before issue 20 streams were small integers shared between uses: the first step's
+// dropout mask after hidden layer i was the stream of a layer's weight initialisation.
+constexpr uint64_t kStreamWeightInit = 1;
+constexpr uint64_t kStreamDropout = 2;
+
+// A 64-bit stream key: chained SplitMix64 mixes, a bijection of each argument for fixed
+// others, so distinct uses get distinct, unrelated keys (collisions between different
+// (purpose, layer, step) triples need a 64-bit coincidence). The CUDA dropout is handed the
+// same key as the CPU's, so both draw the same masks.
+HULK_RNG_FN uint64_t stream_key(uint64_t purpose, uint64_t layer, uint64_t step) {
+  return mix64(mix64(mix64(purpose) ^ layer) ^ step);
+}
+
 // Uniform in [0, 1) with 24 bits, exactly representable as float.
 HULK_RNG_FN float counter_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
   return static_cast<float>(counter_hash(seed, stream, index) >> 40) * (1.0f / 16777216.0f);
 }
 
 // Inverted dropout's decision for one element: kept when its uniform number is >= p.
-HULK_RNG_FN bool dropout_keep(float p, uint64_t seed, uint64_t step, uint64_t index) {
-  return p == 0.0f || counter_uniform(seed, step, index) >= p;
+// `stream` is the use's key (stream_key(kStreamDropout, layer, step) in the model).
+HULK_RNG_FN bool dropout_keep(float p, uint64_t seed, uint64_t stream, uint64_t index) {
+  return p == 0.0f || counter_uniform(seed, stream, index) >= p;
 }
 
 }  // namespace hulk

@@ -41,5 +41,6 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Sets the number of OpenMP threads the C++ core uses (n >= 1)."""
+    """Sets the number of OpenMP threads the C++ core uses (n >= 1), GEMMs included: the BLAS runs
+    single-threaded inside them (one thread pool; OpenBLAS is set to one thread)."""
     _core.engine.set_num_threads(check_int(n, "num_threads", 1, 2**31 - 1))  # a C int

@@ -95,7 +95,7 @@ py::dict time_layer(nn::Layer& layer, const nn::GraphInputs& in, int64_t n, int6
     s = with_spmm_path(path, [&] {
       return median_seconds(repeats, warmup, [&] {
         layer.forward(in, h, out);
-        layer.backward(in, dout, &dh);
+        layer.backward(in, h, dout, &dh);
       });
     });
   }
@@ -132,7 +132,7 @@ void bind_bench(py::module_& m) {
          const std::string& path, int repeats, int warmup) {
         const Device dev = parse_device(device);
         nn::GraphInputs in = layer_inputs(g, 0, dev);
-        nn::GcnConv layer(in_features, out_features, false, 0, 1);
+        nn::GcnConv layer(in_features, out_features, false, /*seed=*/0, /*index=*/1, /*layer=*/0);
         return time_layer(layer, in, g.num_nodes(), in_features, dev, path, repeats, warmup);
       },
       py::arg("graph"), py::arg("in_features"), py::arg("out_features"), py::arg("device"),

@@ -12,6 +12,7 @@
 #include "csrc/graph.h"
 #include "csrc/nn/model.h"
 #include "csrc/ops/ops.h"
+#include "csrc/ops/cpu/blas.h"
 #ifdef HULK_WITH_CUDA
 #include "cuda/runtime/runtime.h"
 #include "cuda/runtime/spmm_path.h"
@@ -112,11 +113,23 @@ void bind_engine(py::module_& m) {
     return d;
   }, "The CUDA caching allocator's state");
   m.def("cuda_empty_cache", &device::empty_cache, "Frees the device memory the caching allocator holds");
+  // One thread pool (issue 20): our OpenMP threads run every kernel, GEMMs included (row blocks,
+  // one single-threaded BLAS call each), so set_num_threads controls them all.
+  ops::cpu::blas_single_threaded();
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(n));
     omp_set_num_threads(n);
+    ops::cpu::blas_single_threaded();
   });
+  m.def("blas_info", [] {
+    const ops::cpu::BlasInfo info = ops::cpu::blas_info();
+    py::dict d;
+    d["vendor"] = info.vendor;
+    d["parallel"] = info.parallel;
+    d["threads"] = info.threads;
+    return d;
+  }, "The BLAS the core links: vendor, OpenBLAS's threading build (0 none, 1 pthreads, 2 OpenMP) and thread count");
 
   m.def(
       "validate_edge_list",

@@ -15,6 +15,10 @@ Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t se
   return p;
 }
 
+uint64_t init_stream(uint64_t layer) { return stream_key(kStreamWeightInit, layer, 0); }
+
+uint64_t dropout_stream(uint64_t layer, uint64_t step) { return stream_key(kStreamDropout, layer, step); }
+
 Param zero_param(const std::string& name, int64_t rows, int64_t cols) {
   Param p;
   p.name = name;
@@ -31,7 +35,7 @@ EdgePool::EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling poolin
     : in_(in),
       pooling_(pooling),
       per_edge_(per_edge),
-      w_(glorot_param("edge_pool.weight", 2 * in + edge_in, out, seed, 0)),
+      w_(glorot_param("edge_pool.weight", 2 * in + edge_in, out, seed, init_stream(0))),
       b_(zero_param("edge_pool.bias", 1, out)) {}
 
 const ops::PoolCoefficients& EdgePool::coef(const GraphInputs& g) const {
@@ -40,16 +44,15 @@ const ops::PoolCoefficients& EdgePool::coef(const GraphInputs& g) const {
 
 void EdgePool::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   if (per_edge_) {
-    h_ = h;
     ops::edge_pool_forward_per_edge(g.graph->in(), pooling_, h, g.e, w_.value, b_.value, out);
   } else {
-    ops::edge_pool_forward(g.graph->in(), coef(g), h, g.edge_sum, w_.value, b_.value, out, p_);
+    ops::edge_pool_forward(g.graph->in(), coef(g), h, g.edge_sum, w_.value, b_.value, out, p_, agg_);
   }
 }
 
-void EdgePool::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
+void EdgePool::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
   if (per_edge_) {
-    ops::edge_pool_backward_per_edge(g.graph->in(), pooling_, h_, g.e, w_.value, dout, w_.grad, b_.grad, dh);
+    ops::edge_pool_backward_per_edge(g.graph->in(), pooling_, h, g.e, w_.value, dout, w_.grad, b_.grad, dh);
   } else {
     ops::edge_pool_backward(g.graph->in_t(), coef(g), p_, w_.value, dout, in_, w_.grad, b_.grad, dh);
   }
@@ -57,57 +60,52 @@ void EdgePool::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
 
 // ---- GCNConv ----------------------------------------------------------------------------
 
-GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, uint64_t stream)
+GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, int64_t index, uint64_t layer)
     : use_edge_weights_(use_edge_weights),
-      w_(glorot_param("gcn" + std::to_string(stream) + ".weight", in, out, seed, stream)),
-      b_(zero_param("gcn" + std::to_string(stream) + ".bias", 1, out)) {}
+      w_(glorot_param("gcn" + std::to_string(index) + ".weight", in, out, seed, init_stream(layer))),
+      b_(zero_param("gcn" + std::to_string(index) + ".bias", 1, out)) {}
 
 void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   const Csr& a = g.graph->gcn(use_edge_weights_);
   if (transform_first()) {
-    saved_ = h;
-    Tensor t;
-    ops::gemm(h, false, w_.value, false, t);  // [N, out]
-    ops::spmm(a, t, out, /*weighted=*/true);
+    ops::gemm(h, false, w_.value, false, t_);  // [N, out]
+    ops::spmm(a, t_, out, /*weighted=*/true);
   } else {
-    ops::spmm(a, h, saved_, /*weighted=*/true);      // [N, in]
-    ops::gemm(saved_, false, w_.value, false, out);  // [N, out]
+    ops::spmm(a, h, ah_, /*weighted=*/true);      // [N, in]
+    ops::gemm(ah_, false, w_.value, false, out);  // [N, out]
   }
   ops::add_bias(out, b_.value);
 }
 
-void GcnConv::backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) {
+void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
   const Csr& a_t = g.graph->gcn_t(use_edge_weights_);
   ops::bias_grad(dout, nullptr, b_.grad, false);
   if (transform_first()) {
-    Tensor dt;
-    ops::spmm(a_t, dout, dt, /*weighted=*/true);        // [N, out]
-    ops::gemm(saved_, true, dt, false, w_.grad);        // [in, out]
-    if (dh) ops::gemm(dt, false, w_.value, true, *dh);  // [N, in]
+    ops::spmm(a_t, dout, t_, /*weighted=*/true);        // [N, out]
+    ops::gemm(h, true, t_, false, w_.grad);             // [in, out]
+    if (dh) ops::gemm(t_, false, w_.value, true, *dh);  // [N, in]
   } else {
-    ops::gemm(saved_, true, dout, false, w_.grad);  // [in, out]
+    ops::gemm(ah_, true, dout, false, w_.grad);  // [in, out]
     if (dh) {
-      Tensor du;
-      ops::gemm(dout, false, w_.value, true, du);  // [N, in]
-      ops::spmm(a_t, du, *dh, /*weighted=*/true);
+      ops::gemm(dout, false, w_.value, true, t_);  // [N, in]
+      ops::spmm(a_t, t_, *dh, /*weighted=*/true);
     }
   }
 }
 
 // ---- Linear -----------------------------------------------------------------------------
 
-Linear::Linear(int64_t in, int64_t out, uint64_t seed, uint64_t stream)
-    : w_(glorot_param("classifier.weight", in, out, seed, stream)), b_(zero_param("classifier.bias", 1, out)) {}
+Linear::Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer)
+    : w_(glorot_param("classifier.weight", in, out, seed, init_stream(layer))), b_(zero_param("classifier.bias", 1, out)) {}
 
 void Linear::forward(const GraphInputs&, const Tensor& h, Tensor& out) {
-  h_ = h;
   ops::gemm(h, false, w_.value, false, out);
   ops::add_bias(out, b_.value);
 }
 
-void Linear::backward(const GraphInputs&, const Tensor& dout, Tensor* dh) {
+void Linear::backward(const GraphInputs&, const Tensor& h, const Tensor& dout, Tensor* dh) {
   ops::bias_grad(dout, nullptr, b_.grad, false);
-  ops::gemm(h_, true, dout, false, w_.grad);
+  ops::gemm(h, true, dout, false, w_.grad);
   if (dh) ops::gemm(dout, false, w_.value, true, *dh);
 }
 

@@ -1,6 +1,8 @@
 // Layers of the Hulk GNN: EdgePool (paper eq. 4), GCNConv (paper eq. 1) and Linear.
-// Each layer keeps what its backward needs from the last forward call; backward
-// writes parameter gradients into its Params and returns the input gradient on request.
+// backward is handed the same input h as the last forward (the caller keeps it alive:
+// layers borrow their input, they never copy it) and whatever else it needs the layer kept
+// from that forward, in buffers reused from call to call; it writes parameter gradients into
+// its Params and returns the input gradient on request.
 #pragma once
 
 #include <memory>
@@ -33,22 +35,28 @@ class Layer {
  public:
   virtual ~Layer() = default;
   virtual void forward(const GraphInputs& g, const Tensor& h, Tensor& out) = 0;  // h [N, in] -> out [N, out]
-  // dout [N, out]; writes parameter grads; dh [N, in] when non-null.
-  virtual void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) = 0;
+  // h: the last forward's input, unchanged; dout [N, out]; writes parameter grads; dh [N, in]
+  // when non-null.
+  virtual void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) = 0;
   virtual std::vector<Param*> params() = 0;
   virtual int64_t out_features() const = 0;
 };
 
 // Glorot-uniform weights [in, out] from a counter-based stream; zero bias [1, out].
 Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t seed, uint64_t stream);
+// The stream of the weights of the model's layer at `layer` (0 = the first layer).
+uint64_t init_stream(uint64_t layer);
+// The stream of the dropout mask after hidden layer `layer` at optimiser step `step`.
+uint64_t dropout_stream(uint64_t layer, uint64_t step);
 Param zero_param(const std::string& name, int64_t rows, int64_t cols);
 
 class EdgePool final : public Layer {
  public:
   // per_edge selects the gather-transform-scatter reference path instead of the fast one.
+  // Always the model's first layer (layer 0).
   EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
@@ -59,14 +67,15 @@ class EdgePool final : public Layer {
   bool per_edge_;
   Param w_, b_;   // w [2F + Fe, O], b [1, O]
   Tensor p_;      // [N, 2F + Fe] fast path: stacked input
-  Tensor h_;      // [N, F] per-edge path: the input
+  Tensor agg_;    // [N, F] fast path: A h (scratch)
 };
 
 class GcnConv final : public Layer {
  public:
-  GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, uint64_t stream);
+  // The weights are named gcn<index>; `layer` is the layer's position in the model (its stream).
+  GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, int64_t index, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
@@ -76,20 +85,21 @@ class GcnConv final : public Layer {
   bool transform_first() const { return w_.value.cols() <= w_.value.rows(); }
   bool use_edge_weights_;
   Param w_, b_;  // w [in, out], b [1, out]
-  Tensor saved_;  // transform first: h [N, in]; aggregate first: A h [N, in]
+  Tensor ah_;  // aggregate first: A h [N, in]
+  Tensor t_;   // scratch: transform first h W [N, out] (forward), A^T dout [N, out] (backward);
+               // aggregate first dout W^T [N, in] (backward)
 };
 
 class Linear final : public Layer {
  public:
-  Linear(int64_t in, int64_t out, uint64_t seed, uint64_t stream);
+  Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& dout, Tensor* dh) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
  private:
   Param w_, b_;
-  Tensor h_;  // [N, in]
 };
 
 }  // namespace hulk::nn

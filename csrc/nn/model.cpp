@@ -109,18 +109,19 @@ void TrainOptions::validate() const {
 Model::Model(ModelConfig config) : config_(std::move(config)) {
   config_.validate();
   const auto& h = config_.hidden;
-  uint64_t stream = 0;
+  int64_t gcn = 0;  // GCN layers are named gcn1, gcn2, ... in the weight file
   if (config_.edge_pool) {
     layers_.push_back(std::make_unique<EdgePool>(config_.in_features, config_.edge_features, h[0], config_.pooling,
                                                  config_.per_edge_reference, config_.seed));
   } else {
     layers_.push_back(
-        std::make_unique<GcnConv>(config_.in_features, h[0], config_.gcn_edge_weights, config_.seed, ++stream));
+        std::make_unique<GcnConv>(config_.in_features, h[0], config_.gcn_edge_weights, config_.seed, ++gcn, 0));
   }
   for (size_t i = 1; i < h.size(); ++i) {
-    layers_.push_back(std::make_unique<GcnConv>(h[i - 1], h[i], config_.gcn_edge_weights, config_.seed, ++stream));
+    layers_.push_back(
+        std::make_unique<GcnConv>(h[i - 1], h[i], config_.gcn_edge_weights, config_.seed, ++gcn, layers_.size()));
   }
-  layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, ++stream));
+  layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, layers_.size()));
 }
 
 void Model::to(Device device) {
@@ -134,7 +135,7 @@ void Model::to(Device device) {
     for (Param* p : mutable_parameters()) {
       for (Tensor* t : {&p->value, &p->grad, &p->m, &p->v}) *t = t->to(device);
     }
-    activations_.clear();  // caches of the last forward, on the old device
+    clear_buffers();  // caches of the last forward and backward, on the old device
   }
   device_ = device;
 }
@@ -181,33 +182,50 @@ GraphInputs Model::prepare(const Graph& g) const {
   return in;
 }
 
+void Model::clear_buffers() {
+  for (auto* v : {&outputs_, &activations_, &dropped_, &d_inputs_, &d_outputs_}) v->clear();
+  inputs_.clear();
+  d_dropped_ = Tensor();
+  step_logits_ = Tensor();
+  step_dlogits_ = Tensor();
+}
+
 void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
-  activations_.resize(layers_.size() - 1);
-  Tensor h = in.x, z;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->forward(in, h, z);
-    if (i + 1 == layers_.size()) break;
-    ops::relu_forward(z, activations_[i]);
+  const size_t hidden = layers_.size() - 1;
+  outputs_.resize(hidden);
+  activations_.resize(hidden);
+  dropped_.resize(hidden);
+  inputs_.assign(layers_.size(), nullptr);
+  const Tensor* h = &in.x;  // borrowed: the input is read in place, never copied
+  for (size_t i = 0; i < hidden; ++i) {
+    inputs_[i] = h;
+    layers_[i]->forward(in, *h, outputs_[i]);
+    ops::relu_forward(outputs_[i], activations_[i]);
     if (training && config_.dropout > 0.0f) {
-      ops::dropout_forward(activations_[i], config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | i, h);
+      ops::dropout_forward(activations_[i], config_.dropout, config_.seed, dropout_stream(i, step_), dropped_[i]);
+      h = &dropped_[i];
     } else {
-      h = activations_[i];
+      h = &activations_[i];
     }
   }
-  logits = std::move(z);
+  inputs_[hidden] = h;
+  layers_[hidden]->forward(in, *h, logits);
 }
 
 void Model::backward(const GraphInputs& in, const Tensor& dlogits, bool training) {
-  Tensor dz = dlogits, dh;
+  d_inputs_.resize(layers_.size());
+  d_outputs_.resize(layers_.size() - 1);
+  const Tensor* dz = &dlogits;
   for (size_t i = layers_.size(); i-- > 0;) {
-    layers_[i]->backward(in, dz, i > 0 ? &dh : nullptr);
+    layers_[i]->backward(in, *inputs_[i], *dz, i > 0 ? &d_inputs_[i] : nullptr);
     if (i == 0) break;
+    const Tensor* dh = &d_inputs_[i];
     if (training && config_.dropout > 0.0f) {
-      Tensor tmp;
-      ops::dropout_backward(dh, config_.dropout, config_.seed, (static_cast<uint64_t>(step_) << 8) | (i - 1), tmp);
-      dh = std::move(tmp);
+      ops::dropout_backward(*dh, config_.dropout, config_.seed, dropout_stream(i - 1, step_), d_dropped_);
+      dh = &d_dropped_;
     }
-    ops::relu_backward(activations_[i - 1], dh, dz);
+    ops::relu_backward(activations_[i - 1], *dh, d_outputs_[i - 1]);
+    dz = &d_outputs_[i - 1];
   }
 }
 
@@ -306,10 +324,9 @@ ops::LossResult Model::train_step(const Graph& g, const std::vector<int64_t>& la
 
 ops::LossResult Model::optimizer_step(const GraphInputs& in, const std::vector<int64_t>& labels, const uint8_t* mask,
                                       const ops::AdamConfig& adam) {
-  Tensor logits, dlogits;
-  forward(in, /*training=*/true, logits);
-  const ops::LossResult r = ops::softmax_cross_entropy(logits, labels.data(), mask, &dlogits);
-  backward(in, dlogits, /*training=*/true);
+  forward(in, /*training=*/true, step_logits_);
+  const ops::LossResult r = ops::softmax_cross_entropy(step_logits_, labels.data(), mask, &step_dlogits_);
+  backward(in, step_dlogits_, /*training=*/true);
   ++step_;
   for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
   return r;

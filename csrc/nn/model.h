@@ -109,8 +109,11 @@ class Model {
 
  private:
   GraphInputs prepare(const Graph& g) const;
+  // forward keeps pointers to `in` (its x) until the next forward: call backward with the
+  // same, still living, `in`.
   void forward(const GraphInputs& in, bool training, Tensor& logits);
   void backward(const GraphInputs& in, const Tensor& dlogits, bool training);  // training: dropout was on
+  void clear_buffers();
   // Forward with dropout, masked cross-entropy, backward, one Adam step (fit and train_step).
   ops::LossResult optimizer_step(const GraphInputs& in, const std::vector<int64_t>& labels, const uint8_t* mask,
                                  const ops::AdamConfig& adam);
@@ -118,7 +121,16 @@ class Model {
   ModelConfig config_;
   FeatureScaler scaler_;
   std::vector<std::unique_ptr<Layer>> layers_;
+  // Buffers of forward and backward, reused from epoch to epoch (issue 20: no per-epoch
+  // copies or allocations of N-row matrices). Index i is hidden layer / layer i.
+  std::vector<Tensor> outputs_;      // pre-ReLU output of each hidden layer
   std::vector<Tensor> activations_;  // post-ReLU (pre-dropout) output of each hidden layer
+  std::vector<Tensor> dropped_;      // after dropout (training with dropout only)
+  std::vector<const Tensor*> inputs_;  // each layer's input in the last forward: borrowed, never copied
+  std::vector<Tensor> d_inputs_;     // gradient of each layer's input (layer 0: none)
+  std::vector<Tensor> d_outputs_;    // gradient of each hidden layer's pre-ReLU output
+  Tensor d_dropped_;                 // dropout backward's output
+  Tensor step_logits_, step_dlogits_;  // optimizer_step's logits and their gradient
   int64_t step_ = 0;                 // optimiser steps taken (Adam bias correction, dropout stream)
   Device device_ = Device::CPU;
   std::unique_ptr<device::Stream> stream_;  // the model's stream, when on CUDA

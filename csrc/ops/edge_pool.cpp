@@ -29,13 +29,18 @@ void check_coefficients(const PoolCoefficients& coef, int64_t n, Device dev) {
 
 void edge_pool_forward(const Csr& a, const PoolCoefficients& coef, const Tensor& h, const Tensor& edge_sum,
                        const Tensor& w, const Tensor& b, Tensor& z, Tensor& p) {
+  Tensor agg;
+  edge_pool_forward(a, coef, h, edge_sum, w, b, z, p, agg);
+}
+
+void edge_pool_forward(const Csr& a, const PoolCoefficients& coef, const Tensor& h, const Tensor& edge_sum,
+                       const Tensor& w, const Tensor& b, Tensor& z, Tensor& p, Tensor& agg) {
   const int64_t n = a.num_rows, f = h.cols(), fe = edge_sum.cols();
   const Device dev = common_device("edge_pool_forward", {{"h", &h}, {"edge_sum", &edge_sum}, {"w", &w}, {"b", &b}});
   check_shape(h, n, -1, "edge_pool_forward: h");
   check_shape(edge_sum, n, -1, "edge_pool_forward: edge_sum");
   check_edge_pool_weights(w, b, f, fe);
   check_coefficients(coef, n, dev);
-  Tensor agg;
   spmm(a, h, agg, /*weighted=*/false);  // [N, F]
   p.reset(n, 2 * f + fe, dev);
   if (n > 0) {

@@ -73,6 +73,9 @@ PoolCoefficients pool_coefficients(const Csr& a, Pooling pooling, Device device 
 // [N, 2F + Fe] that backward needs.
 void edge_pool_forward(const Csr& a, const PoolCoefficients& coef, const Tensor& h, const Tensor& edge_sum,
                        const Tensor& w, const Tensor& b, Tensor& z, Tensor& p);
+// The same with the aggregate A h [N, F] in a caller's buffer (reused from call to call).
+void edge_pool_forward(const Csr& a, const PoolCoefficients& coef, const Tensor& h, const Tensor& edge_sum,
+                       const Tensor& w, const Tensor& b, Tensor& z, Tensor& p, Tensor& agg);
 // f is F, the width of h. dw [2F+Fe, O] and db [1, O] are overwritten. dh [N, F] is
 // computed when non-null (a_t is the transpose of a, needed only then).
 void edge_pool_backward(const Csr& a_t, const PoolCoefficients& coef, const Tensor& p, const Tensor& w,

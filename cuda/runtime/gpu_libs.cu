@@ -17,7 +17,7 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 #else
-#include <cblas.h>
+#include "csrc/ops/cpu/blas.h"
 #endif
 
 namespace hulk::cuda {
@@ -153,9 +153,7 @@ void sparse_library_spmm(const Csr& a, const Tensor& x, Tensor& out, bool weight
 
 void blas_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
-              static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  ops::cpu::sgemm_rows(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // as the CPU's gemm
 }
 
 void sparse_library_spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {

@@ -1,13 +1,33 @@
 // The model as a whole: finite-difference gradients through every layer, the per-edge
 // EdgePool path against the fast one, determinism, batching, save/load and bad files.
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "csrc/nn/model.h"
 #include "tests/cpp/reference.h"
+
+// Counts allocations of at least kLargeAllocation bytes while counting is on (test
+// Model.EpochsAllocateNoLargeBuffers). Replaces the global operator new of this test binary;
+// off, it costs one relaxed load.
+namespace alloc_count {
+std::atomic<bool> on{false};
+std::atomic<int64_t> large{0};
+constexpr std::size_t kLargeAllocation = 64 << 10;
+}  // namespace alloc_count
+
+void* operator new(std::size_t n) {
+  if (alloc_count::on.load(std::memory_order_relaxed) && n >= alloc_count::kLargeAllocation) ++alloc_count::large;
+  if (void* p = std::malloc(n > 0 ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -53,8 +73,13 @@ ModelConfig small_config(bool edge_pool, hulk::ops::Pooling pooling, bool gcn_we
 
 // Every parameter's gradient from compute_gradients against central differences of the
 // float32 loss. The step is large enough to beat float32 rounding of the loss (~1e-7
-// relative) and small enough that ReLU kinks are rarely crossed.
-constexpr double kFdStep = 5e-4;
+// relative) and small enough that ReLU kinks are rarely crossed. Rarely is not never: a
+// unit within a step of its kink makes the difference see part of the other slope (an error
+// that shrinks with the step; a wrong gradient does not). Such a parameter is checked again
+// with the smaller step, which crosses fewer kinks but sees more float32 rounding; it must
+// match at one of the two. (Which draws put a unit near a kink changed with the weight
+// initialisation streams of issue 20; before it, bias draw 19 failed two cases at 5e-4.)
+constexpr double kFdSteps[] = {5e-4, 1e-4};
 constexpr double kFdRelTol = 2e-2;
 
 class ModelGradient : public ::testing::TestWithParam<std::tuple<bool, hulk::ops::Pooling, bool, bool>> {};
@@ -76,10 +101,15 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
   model.compute_gradients(g, labels, {});
   for (hulk::nn::Param* p : model.mutable_parameters()) {
     const Tensor analytic = p->grad;
-    const std::vector<double> numeric = ref::central_differences(p->value.data(), p->value.size(), kFdStep, [&] {
-      return model.evaluate(g, labels, {}).loss;
-    });
-    EXPECT_TRUE(ref::gradients_match(analytic, numeric, kFdRelTol)) << "parameter " << p->name;
+    ::testing::AssertionResult match = ::testing::AssertionFailure();
+    for (const double step : kFdSteps) {
+      const std::vector<double> numeric = ref::central_differences(p->value.data(), p->value.size(), step, [&] {
+        return model.evaluate(g, labels, {}).loss;
+      });
+      match = ref::gradients_match(analytic, numeric, kFdRelTol);
+      if (match) break;
+    }
+    EXPECT_TRUE(match) << "parameter " << p->name;
   }
 }
 
@@ -128,6 +158,111 @@ TEST(Model, TrainingIsDeterministicForASeed) {
   Model c(cfg);
   c.fit(g, labels, {}, {}, opts);
   EXPECT_FALSE(ref::identical(a.logits(g), c.logits(g)));
+}
+
+// Issue 20: every random stream is its own. The first step's dropout mask after a hidden
+// layer used to be the counter stream of a layer's weight initialisation (mask after hidden
+// layer i == sign of the weight drawn from stream i, entry for entry). With one node r that
+// alone carries a label and a non-zero hidden row, the mask's row r is readable: row j of
+// the next layer's weight gradient is zero when column j of the hidden layer was dropped
+// (or cut by the ReLU). GCN first: one node, no edge (r = 0). EdgePool first: the edge
+// 0 -> 1, so node 0 (no in-neighbour) pools to zero, and only node 1 is labelled (r = 1).
+// Over many seeds a kept entry must agree with the sign of any weight's entry 4 r + j about
+// half the time.
+TEST(Model, DropoutMasksAreIndependentOfWeightInit) {
+  for (const bool edge_pool : {false, true}) {
+    ModelConfig base;
+    base.in_features = kFeatures;
+    base.edge_features = edge_pool ? kEdgeFeatures : 0;
+    base.num_classes = kClasses;
+    base.hidden = {4, 4};
+    base.edge_pool = edge_pool;
+    base.standardize = false;
+    base.dropout = 0.5f;
+    // [hidden layer][weight parameter]: kept columns, and of those the ones whose weight entry is >= 0.
+    std::vector<std::vector<int>> kept(2), agree(2);
+    std::vector<std::string> names;
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+      ModelConfig cfg = base;
+      cfg.seed = seed;
+      Model model(cfg);
+      std::mt19937 rng(static_cast<uint32_t>(seed) + 1000);
+      const int64_t r = edge_pool ? 1 : 0;
+      const Graph g = edge_pool ? Graph(2, {0}, {1}, ref::random_tensor(2, kFeatures, rng),
+                                        ref::random_tensor(1, kEdgeFeatures, rng), {}, false)
+                                : Graph(1, {}, {}, ref::random_tensor(1, kFeatures, rng), Tensor(0, 0), {}, true);
+      const std::vector<int64_t> labels = edge_pool ? std::vector<int64_t>{-1, 0} : std::vector<int64_t>{0};
+      std::vector<const hulk::nn::Param*> weights;
+      for (const hulk::nn::Param* p : model.parameters())
+        if (p->name.find("weight") != std::string::npos) weights.push_back(p);
+      std::vector<std::vector<float>> init;  // the initial weights (train_step changes them)
+      for (const auto* p : weights) init.push_back(p->value.to_host_vector());
+      if (names.empty()) {
+        for (const auto* p : weights) names.push_back(p->name);
+        for (auto* v : {&kept, &agree})
+          for (auto& row : *v) row.assign(weights.size(), 0);
+      }
+      model.train_step(g, labels, {}, 0.01f, 0.0f);
+      for (size_t layer = 0; layer < 2; ++layer) {
+        const std::vector<float> grad = weights[layer + 1]->grad.to_host_vector();  // the next layer's weight
+        const int64_t out = weights[layer + 1]->grad.cols();
+        for (int64_t j = 0; j < 4; ++j) {
+          bool nonzero = false;
+          for (int64_t c = 0; c < out; ++c) nonzero = nonzero || grad[static_cast<size_t>(j * out + c)] != 0.0f;
+          if (!nonzero) continue;
+          for (size_t w = 0; w < weights.size(); ++w) {
+            ++kept[layer][w];
+            agree[layer][w] += init[w][static_cast<size_t>(4 * r + j)] >= 0.0f;
+          }
+        }
+      }
+    }
+    for (size_t layer = 0; layer < 2; ++layer) {
+      for (size_t w = 0; w < names.size(); ++w) {
+        ASSERT_GT(kept[layer][w], 100) << "edge_pool " << edge_pool << " layer " << layer;
+        const double frac = static_cast<double>(agree[layer][w]) / kept[layer][w];
+        EXPECT_GT(frac, 0.35) << "edge_pool " << edge_pool << ": mask after hidden layer " << layer << " vs "
+                              << names[w] << " (" << agree[layer][w] << " of " << kept[layer][w] << ")";
+        EXPECT_LT(frac, 0.65) << "edge_pool " << edge_pool << ": mask after hidden layer " << layer << " vs "
+                              << names[w] << " (" << agree[layer][w] << " of " << kept[layer][w] << ")";
+      }
+    }
+  }
+}
+
+// Issue 20: an epoch neither copies the input features nor allocates its activations anew.
+// fit() prepares the graph once (a standardised copy of the features); everything an epoch
+// needs lives in buffers reused from the first epoch on. So a fit of 8 epochs makes as many
+// large allocations as a fit of 2 (before: two feature copies and the layers' temporaries
+// per epoch).
+TEST(Model, EpochsAllocateNoLargeBuffers) {
+  constexpr int64_t n = 1000, f = 64;  // features 256 KB, hidden activations 128 KB
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 3000, true, false, 5);
+  std::mt19937 rng(6);
+  const Graph g(n, el.src, el.dst, ref::random_tensor(n, f, rng), Tensor(el.num_edges(), 0), {}, true);
+  const auto labels = make_labels(n, 7);
+  for (const bool edge_pool : {false, true}) {
+    ModelConfig cfg;
+    cfg.in_features = f;
+    cfg.num_classes = kClasses;
+    cfg.hidden = {32, 32};
+    cfg.edge_pool = edge_pool;
+    cfg.dropout = 0.5f;
+    Model model(cfg);
+    hulk::nn::TrainOptions opts;
+    opts.epochs = 1;
+    model.fit(g, labels, {}, {}, opts);  // first use: buffers sized here
+    std::vector<int64_t> counts;
+    for (const int64_t epochs : {2, 8}) {
+      opts.epochs = epochs;
+      alloc_count::large = 0;
+      alloc_count::on = true;
+      model.fit(g, labels, {}, {}, opts);
+      alloc_count::on = false;
+      counts.push_back(alloc_count::large.load());
+    }
+    EXPECT_EQ(counts[0], counts[1]) << "edge_pool " << edge_pool << ": large allocations in fits of 2 and 8 epochs";
+  }
 }
 
 // train_step on the whole graph, k times, is fit() for k epochs (same weights, same losses):

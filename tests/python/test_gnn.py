@@ -520,6 +520,27 @@ def test_dropout_deterministic_per_seed(graph, labels):
     np.testing.assert_array_equal(m1.predict_proba(graph), m1.predict_proba(graph))
 
 
+def test_blas_runs_single_threaded_in_our_pool(graph, labels):
+    """Issue 20: one thread pool. The BLAS (OpenBLAS's own pthreads pool, when that is what the
+    core links) runs on one thread; set_num_threads alone sets how many threads work, GEMMs
+    included, and leaves the BLAS at one."""
+    from hulk import _core
+
+    info = _core.engine.blas_info()
+    assert info["vendor"] in ("openblas", "other")
+    if info["vendor"] != "openblas":
+        pytest.skip("the core does not link OpenBLAS")
+    before = hulk.get_num_threads()
+    try:
+        for threads in (2, 1, 3):
+            hulk.set_num_threads(threads)
+            hulk.GNN(3, hidden=(16,), edge_pool=False, seed=0).fit(graph, labels, epochs=1)
+            assert hulk.get_num_threads() == threads
+            assert _core.engine.blas_info()["threads"] == 1
+    finally:
+        hulk.set_num_threads(before)
+
+
 def test_deterministic_across_thread_counts(graph, labels):
     before = hulk.get_num_threads()
     try:

@@ -1,19 +1,18 @@
-// Dense primitives on the CPU: GEMM through BLAS, element-wise ops parallelised with OpenMP.
-#include <cblas.h>
+// Dense primitives on the CPU: GEMM through BLAS (row blocks over our OpenMP threads,
+// csrc/ops/cpu/blas.h), element-wise ops parallelised with OpenMP.
 
 #include <vector>
 
 #include "csrc/rng.h"
 #include "csrc/ops/backends.h"
+#include "csrc/ops/cpu/blas.h"
 
 namespace hulk::ops::cpu {
 
 void gemm(const Tensor& a, bool trans_a, const Tensor& b, bool trans_b, Tensor& c, float alpha, float beta) {
   const int64_t k = trans_a ? a.rows() : a.cols();
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(c.rows()), static_cast<int>(c.cols()), static_cast<int>(k), alpha, a.data(),
-              static_cast<int>(a.cols() > 0 ? a.cols() : 1), b.data(), static_cast<int>(b.cols() > 0 ? b.cols() : 1),
-              beta, c.data(), static_cast<int>(c.cols()));
+  sgemm_rows(trans_a, trans_b, c.rows(), c.cols(), k, alpha, a.data(), a.cols() > 0 ? a.cols() : 1, b.data(),
+             b.cols() > 0 ? b.cols() : 1, beta, c.data(), c.cols() > 0 ? c.cols() : 1);
 }
 
 void scale(Tensor& t, float alpha) {
