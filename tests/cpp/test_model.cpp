@@ -21,13 +21,29 @@ std::atomic<int64_t> large{0};
 constexpr std::size_t kLargeAllocation = 64 << 10;
 }  // namespace alloc_count
 
+// Every non-aligned form is replaced, so that each new is paired with a delete of the same
+// family (AddressSanitizer reports new-vs-free mismatches when only some forms are replaced);
+// the aligned forms stay the library's, paired among themselves.
+namespace alloc_count {
+void* allocate(std::size_t n) noexcept {
+  if (on.load(std::memory_order_relaxed) && n >= kLargeAllocation) ++large;
+  return std::malloc(n > 0 ? n : 1);
+}
+}  // namespace alloc_count
+
 void* operator new(std::size_t n) {
-  if (alloc_count::on.load(std::memory_order_relaxed) && n >= alloc_count::kLargeAllocation) ++alloc_count::large;
-  if (void* p = std::malloc(n > 0 ? n : 1)) return p;
+  if (void* p = alloc_count::allocate(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return alloc_count::allocate(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return alloc_count::allocate(n); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
