@@ -326,6 +326,27 @@ TEST_F(CudaOps, BiasReluDropoutMatchCpu) {
   }
 }
 
+// The bias gradient's grid depends on rows and width (chunks of rows x columns): few rows,
+// rows not a multiple of the chunk, widths below and above a warp. Run twice, it gives the same bits.
+TEST_F(CudaOps, BiasGradGridShapesMatchCpu) {
+  for (int64_t rows : {1, 7, 4097}) {
+    for (int64_t cols : {1, 3, 16, 64, 256}) {
+      SCOPED_TRACE(std::to_string(rows) + " rows, width " + std::to_string(cols));
+      const Tensor dy = ref::random_tensor(rows, cols, rng);
+      const Tensor scale = ref::random_tensor(rows, 1, rng, 0.0, 3.0);
+      const Tensor dy_d = cuda(dy), scale_d = cuda(scale);
+      for (bool scaled : {false, true}) {
+        Tensor db, db_d, again_d;
+        hulk::ops::bias_grad(dy, scaled ? &scale : nullptr, db, false);
+        hulk::ops::bias_grad(dy_d, scaled ? &scale_d : nullptr, db_d, false);
+        hulk::ops::bias_grad(dy_d, scaled ? &scale_d : nullptr, again_d, false);
+        EXPECT_TRUE(close(db_d, db, kSumTol)) << "scaled " << scaled;
+        EXPECT_TRUE(equal(again_d, db_d.to(Device::CPU))) << "scaled " << scaled;
+      }
+    }
+  }
+}
+
 TEST_F(CudaOps, SoftmaxCrossEntropyAndAdamMatchCpu) {
   for (const auto& [n, c] : {std::pair<int64_t, int64_t>{1, 2}, {37, 4}, {3000, 7}}) {
     SCOPED_TRACE(std::to_string(n) + " rows, " + std::to_string(c) + " classes");
