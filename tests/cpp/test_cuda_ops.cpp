@@ -372,6 +372,41 @@ TEST_F(CudaOps, SoftmaxCrossEntropyAndAdamMatchCpu) {
       EXPECT_TRUE(close(grad_d, grad, kSumTol));
     }
   }
+  // The training loop's batched losses on the device: the one-shot loss's results, bit for
+  // bit, and one copy back for all of them.
+  {
+    const int64_t n = 3000, c = 7;
+    const Tensor logits = ref::random_tensor(n, c, rng, -4.0, 4.0), logits_d = cuda(logits);
+    std::vector<int64_t> labels(n);
+    std::vector<uint8_t> mask(n);
+    for (int64_t i = 0; i < n; ++i) {
+      labels[i] = static_cast<int64_t>(rng() % (c + 1)) - 1;
+      mask[i] = rng() % 4 != 0;
+    }
+    labels[0] = 1;
+    mask[0] = 1;
+    const auto masked = hulk::ops::make_loss_targets(labels.data(), mask.data(), n, c, Device::CUDA);
+    const auto all = hulk::ops::make_loss_targets(labels.data(), nullptr, n, c, Device::CUDA);
+    hulk::ops::LossBatch batch(Device::CUDA, 3);
+    Tensor grad_d, want_grad_d;
+    const auto before = hulk::device::transfer_counts();
+    batch.add(logits_d, masked, &grad_d);
+    batch.add(logits_d, all, nullptr);
+    batch.add(logits_d, masked, nullptr);
+    const auto got = batch.read();
+    const auto after = hulk::device::transfer_counts();
+    EXPECT_EQ(after.to_device, before.to_device);
+    EXPECT_EQ(after.to_host, before.to_host + 1);
+    ASSERT_EQ(got.size(), 3u);
+    const auto want = hulk::ops::softmax_cross_entropy(logits_d, labels.data(), mask.data(), &want_grad_d);
+    const auto want_all = hulk::ops::softmax_cross_entropy(logits_d, labels.data(), nullptr, nullptr);
+    for (const auto& [g, w] : {std::pair{got[0], want}, {got[1], want_all}, {got[2], want}}) {
+      EXPECT_EQ(g.loss, w.loss);
+      EXPECT_EQ(g.correct, w.correct);
+      EXPECT_EQ(g.count, w.count);
+    }
+    EXPECT_TRUE(equal(grad_d, want_grad_d.to(Device::CPU)));
+  }
   for (int64_t cols : {1, 33, 256}) {
     const Tensor p0 = ref::random_tensor(19, cols, rng), g = ref::random_tensor(19, cols, rng);
     Tensor p = p0, m(19, cols), v(19, cols);
