@@ -43,6 +43,11 @@ void copy(void* dst, Device dst_device, const void* src, Device src_device, size
 void zero(void* ptr, size_t bytes);                  // device memory
 void fill(float* ptr, int64_t count, float value);   // device memory
 void synchronize();                                  // waits for the current stream
+// Copies between host and device since start (each direction), so tests can bound them per epoch.
+struct TransferCounts {
+  uint64_t to_device = 0, to_host = 0;
+};
+TransferCounts transfer_counts();
 
 // An owned CUDA stream (opaque here). Models hold one each.
 class Stream {

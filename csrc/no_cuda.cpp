@@ -31,6 +31,7 @@ void copy(void*, Device, const void*, Device, size_t) { unavailable(); }
 void zero(void*, size_t) { unavailable(); }
 void fill(float*, int64_t, float) { unavailable(); }
 void synchronize() {}
+TransferCounts transfer_counts() { return {}; }
 Stream::Stream() = default;
 Stream::~Stream() = default;
 

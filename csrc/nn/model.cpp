@@ -241,8 +241,13 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   if (config_.standardize && !scaler_.fitted()) fit_scaler(g);
   const StreamScope scope(stream_);
   const GraphInputs in = prepare(g);
-  const uint8_t* train_ptr = train_mask.empty() ? nullptr : train_mask.data();
-  const uint8_t* val_ptr = val_mask.empty() ? nullptr : val_mask.data();
+  // Targets on the device once per fit; each epoch's losses come back in one copy.
+  const int64_t n = g.num_nodes(), classes = config_.num_classes;
+  const ops::LossTargets train_t =
+      ops::make_loss_targets(labels.data(), train_mask.empty() ? nullptr : train_mask.data(), n, classes, device_);
+  const ops::LossTargets val_t =
+      has_val ? ops::make_loss_targets(labels.data(), val_mask.data(), n, classes, device_) : ops::LossTargets();
+  ops::LossBatch losses(device_, 3);
   ops::AdamConfig adam;
   adam.lr = opts.lr;
   adam.weight_decay = opts.weight_decay;
@@ -254,17 +259,21 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   Tensor logits;
   for (int64_t epoch = 1; epoch <= opts.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
-    const ops::LossResult train = optimizer_step(in, labels, train_ptr, adam);
+    optimizer_step(in, train_t, losses, adam);
     // Accuracies and validation loss of the updated weights, without dropout.
     forward(in, /*training=*/false, logits);
-    const ops::LossResult train_eval = ops::softmax_cross_entropy(logits, labels.data(), train_ptr, nullptr);
+    losses.add(logits, train_t, nullptr);
+    if (has_val) losses.add(logits, val_t, nullptr);
+    const std::vector<ops::LossResult> got = losses.read();
+    const ops::LossResult& train = got[0];
+    const ops::LossResult& train_eval = got[1];
     EpochStats s;
     s.epoch = epoch;
     s.train_loss = train.loss;
     s.train_acc = static_cast<double>(train_eval.correct) / train_eval.count;
     s.val_loss = s.val_acc = std::numeric_limits<double>::quiet_NaN();
     if (has_val) {
-      const ops::LossResult val = ops::softmax_cross_entropy(logits, labels.data(), val_ptr, nullptr);
+      const ops::LossResult& val = got[2];
       s.val_loss = val.loss;
       s.val_acc = static_cast<double>(val.correct) / val.count;
     }
@@ -316,20 +325,24 @@ ops::LossResult Model::train_step(const Graph& g, const std::vector<int64_t>& la
   adam.lr = lr;
   adam.weight_decay = weight_decay;
   const StreamScope scope(stream_);
-  const ops::LossResult r = optimizer_step(prepare(g), labels, mask.empty() ? nullptr : mask.data(), adam);
+  const GraphInputs in = prepare(g);
+  ops::LossBatch losses(device_, 1);
+  optimizer_step(in, ops::make_loss_targets(labels.data(), mask.empty() ? nullptr : mask.data(), g.num_nodes(),
+                                            config_.num_classes, device_),
+                 losses, adam);
+  const ops::LossResult r = losses.read()[0];
   if (!std::isfinite(r.loss))
     throw std::runtime_error("training diverged: loss is " + std::to_string(r.loss) + " (try a smaller lr)");
   return r;
 }
 
-ops::LossResult Model::optimizer_step(const GraphInputs& in, const std::vector<int64_t>& labels, const uint8_t* mask,
-                                      const ops::AdamConfig& adam) {
+void Model::optimizer_step(const GraphInputs& in, const ops::LossTargets& targets, ops::LossBatch& losses,
+                           const ops::AdamConfig& adam) {
   forward(in, /*training=*/true, step_logits_);
-  const ops::LossResult r = ops::softmax_cross_entropy(step_logits_, labels.data(), mask, &step_dlogits_);
+  losses.add(step_logits_, targets, &step_dlogits_);
   backward(in, step_dlogits_, /*training=*/true);
   ++step_;
   for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
-  return r;
 }
 
 Tensor Model::logits(const Graph& g) {

@@ -115,8 +115,9 @@ class Model {
   void backward(const GraphInputs& in, const Tensor& dlogits, bool training);  // training: dropout was on
   void clear_buffers();
   // Forward with dropout, masked cross-entropy, backward, one Adam step (fit and train_step).
-  ops::LossResult optimizer_step(const GraphInputs& in, const std::vector<int64_t>& labels, const uint8_t* mask,
-                                 const ops::AdamConfig& adam);
+  // The loss is added to `losses`, read by the caller.
+  void optimizer_step(const GraphInputs& in, const ops::LossTargets& targets, ops::LossBatch& losses,
+                      const ops::AdamConfig& adam);
 
   ModelConfig config_;
   FeatureScaler scaler_;

@@ -14,6 +14,15 @@ namespace hulk::ops::cpu {
 #ifdef HULK_WITH_CUDA
 namespace hulk::ops::cuda {
 #include "csrc/ops/backend_ops.inc"
+// The loss's block sums, left on the device for LossBatch: the loss sums of at most kLossBlocks
+// blocks at sums[0, kLossBlocks), their correct counts at sums[kLossBlocks, 2 kLossBlocks).
+// labels: device, mask: device or null; count > 0 rows counted.
+constexpr int64_t kLossBlocks = 64;
+constexpr int64_t kLossSums = 2 * kLossBlocks;
+void softmax_cross_entropy_sums(const Tensor& logits, const int64_t* labels, const uint8_t* mask, int64_t count,
+                                Tensor* grad, double* sums);
+// The result from those sums (on the host), added in block order.
+LossResult loss_from_sums(const double* sums, int64_t rows, int64_t count);
 }  // namespace hulk::ops::cuda
 #endif
 

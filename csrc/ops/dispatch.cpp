@@ -169,6 +169,76 @@ LossResult softmax_cross_entropy(const Tensor& logits, const int64_t* labels, co
   return HULK_BACKEND(logits.device(), softmax_cross_entropy, logits, labels, mask, grad);
 }
 
+LossTargets make_loss_targets(const int64_t* labels, const uint8_t* mask, int64_t rows, int64_t classes,
+                              Device device) {
+  if (classes <= 0) throw std::invalid_argument("softmax_cross_entropy: logits have no classes");
+  LossTargets t;
+  t.device = device;
+  t.rows = rows;
+  t.classes = classes;
+  t.host.assign(static_cast<size_t>(rows), -1);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (mask && !mask[i]) continue;
+    if (labels[i] < -1 || labels[i] >= classes) {
+      throw std::invalid_argument("softmax_cross_entropy: label of node " + std::to_string(i) + " is " +
+                                  std::to_string(labels[i]) + ", expected -1 (unlabelled) or a class in [0, " +
+                                  std::to_string(classes) + ")");
+    }
+    if (labels[i] >= 0) {
+      t.host[i] = labels[i];
+      ++t.count;
+    }
+  }
+  if (device == Device::CUDA) {
+    t.on_device = DeviceArray<int64_t>::from_host(t.host);
+    t.host.clear();
+  }
+  return t;
+}
+
+LossBatch::LossBatch(Device device, int64_t max_losses) : device_(device), max_losses_(max_losses) {
+#ifdef HULK_WITH_CUDA
+  if (device == Device::CUDA) sums_ = DeviceArray<double>(static_cast<size_t>(max_losses * cuda::kLossSums));
+#endif
+}
+
+void LossBatch::add(const Tensor& logits, const LossTargets& t, Tensor* grad) {
+  check_device(logits, device_, "LossBatch: logits");
+  if (t.device != device_ || t.rows != logits.rows() || t.classes != logits.cols())
+    throw std::invalid_argument("LossBatch: targets of another shape or device than the logits");
+  if (t.count == 0) throw std::invalid_argument("LossBatch: no row counted");
+  if (static_cast<int64_t>(results_.size()) >= max_losses_) throw std::logic_error("LossBatch: full, read() first");
+  if (grad) grad->reset(logits.rows(), logits.cols(), device_);
+  if (device_ == Device::CPU) {
+    // The targets fold the mask in: the same rows, summed in the same order.
+    results_.push_back(cpu::softmax_cross_entropy(logits, t.host.data(), nullptr, grad));
+    return;
+  }
+#ifdef HULK_WITH_CUDA
+  cuda::softmax_cross_entropy_sums(logits, t.on_device.data(), nullptr, t.count, grad,
+                                   sums_.data() + results_.size() * cuda::kLossSums);
+#endif
+  LossResult r;
+  r.count = t.count;
+  results_.push_back(r);
+  rows_.push_back(logits.rows());
+}
+
+std::vector<LossResult> LossBatch::read() {
+  std::vector<LossResult> out;
+  std::vector<int64_t> rows;
+  out.swap(results_);
+  rows.swap(rows_);
+  if (device_ == Device::CPU || out.empty()) return out;
+#ifdef HULK_WITH_CUDA
+  std::vector<double> sums(static_cast<size_t>(out.size() * cuda::kLossSums));
+  device::copy(sums.data(), Device::CPU, sums_.data(), Device::CUDA, sums.size() * sizeof(double));
+  for (size_t k = 0; k < out.size(); ++k)
+    out[k] = cuda::loss_from_sums(sums.data() + k * cuda::kLossSums, rows[k], out[k].count);
+#endif
+  return out;
+}
+
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamConfig& cfg, int64_t step) {
   const Device dev = common_device("adam_step", {{"param", &param}, {"grad", &grad}, {"m", &m}, {"v", &v}});
   check_shape(grad, param.rows(), param.cols(), "adam_step: grad");

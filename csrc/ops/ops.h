@@ -101,6 +101,37 @@ LossResult softmax_cross_entropy(const Tensor& logits, const int64_t* labels, co
 
 // Labels and mask are host arrays whatever the logits' device; the result is on the host.
 
+// The targets of repeated losses (a training loop), prepared once on `device`: target[i] is
+// labels[i] where the row counts (mask set, label >= 0), else -1. Labels are checked and the
+// rows counted here, once, so the losses below do no host work and upload nothing.
+struct LossTargets {
+  Device device = Device::CPU;
+  int64_t rows = 0, classes = 0, count = 0;
+  std::vector<int64_t> host;       // device CPU
+  DeviceArray<int64_t> on_device;  // device CUDA
+};
+// Throws std::invalid_argument as softmax_cross_entropy does on a bad label.
+LossTargets make_loss_targets(const int64_t* labels, const uint8_t* mask, int64_t rows, int64_t classes,
+                              Device device);
+
+// Losses whose sums stay on the device until read(): each add() leaves its block sums in one
+// device buffer, and read() brings them all back in one copy. On the CPU add() computes at
+// once (the results are softmax_cross_entropy's, bit for bit, on either device).
+class LossBatch {
+ public:
+  LossBatch(Device device, int64_t max_losses);
+  // Loss of logits [N, C] against t (count > 0); grad as in softmax_cross_entropy.
+  void add(const Tensor& logits, const LossTargets& t, Tensor* grad);
+  std::vector<LossResult> read();  // the losses added since the last read, in order
+
+ private:
+  Device device_;
+  int64_t max_losses_;
+  std::vector<LossResult> results_;  // CPU: final; CUDA: counts only until read()
+  std::vector<int64_t> rows_;        // CUDA: each loss's rows
+  DeviceArray<double> sums_;         // CUDA: per loss, its block sums (cuda::kLossSums doubles)
+};
+
 // Row-wise softmax (probabilities) of logits [N, C].
 void softmax(const Tensor& logits, Tensor& probs);
 

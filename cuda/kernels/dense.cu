@@ -29,20 +29,24 @@ __global__ void add_bias_kernel(float* __restrict__ out, int64_t rows, int64_t c
   }
 }
 
-constexpr int kBiasChunks = 128;  // row chunks of the first pass
+// Pass 1 launches one thread per (row chunk, column), about kBiasThreads in all, so that
+// every thread has work at any width; chunks are capped so pass 2 stays short.
+constexpr int64_t kBiasThreads = 32768;
+constexpr int64_t kBiasMaxChunks = 1024;
 
 // Pass 1: partial[chunk, j] = sum over the chunk's rows of s_i dy[i, j], in double, in row
-// order. Block = chunk; its threads stride over the columns.
+// order. Thread t takes column t % cols of chunk t / cols: neighbours read neighbouring columns.
 __global__ void bias_grad_partial_kernel(const float* __restrict__ dy, int64_t rows, int64_t cols,
-                                         const float* __restrict__ row_scale, int64_t chunk_rows,
+                                         const float* __restrict__ row_scale, int64_t chunks, int64_t chunk_rows,
                                          double* __restrict__ partial) {
-  const int64_t r0 = blockIdx.x * chunk_rows;
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= chunks * cols) return;
+  const int64_t chunk = t / cols, j = t % cols;
+  const int64_t r0 = chunk * chunk_rows;
   const int64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    double sum = 0.0;
-    for (int64_t i = r0; i < r1; ++i) sum += (row_scale ? static_cast<double>(row_scale[i]) : 1.0) * dy[i * cols + j];
-    partial[blockIdx.x * cols + j] = sum;
-  }
+  double sum = 0.0;
+  for (int64_t i = r0; i < r1; ++i) sum += (row_scale ? static_cast<double>(row_scale[i]) : 1.0) * dy[i * cols + j];
+  partial[t] = sum;
 }
 
 // Pass 2: db[j] += sum over chunks of partial[chunk, j], chunks in order.
@@ -118,12 +122,16 @@ void add_bias(Tensor& out, const Tensor& bias, const Tensor* row_scale) {
 
 void bias_grad(const Tensor& dy, const Tensor* row_scale, Tensor& db) {
   const int64_t rows = dy.rows(), cols = dy.cols();
-  const int64_t chunks = std::min<int64_t>(hulk::cuda::kBiasChunks, rows);
-  const int64_t chunk_rows = (rows + chunks - 1) / chunks;
-  DeviceArray<double> partial(static_cast<size_t>(chunks * cols));
-  launch("bias_grad_partial", hulk::cuda::bias_grad_partial_kernel, dim3(static_cast<unsigned>(chunks)), dim3(kBlock),
-         0, current_stream(), dy.data(), rows, cols, row_scale ? row_scale->data() : nullptr, chunk_rows,
-         partial.data());
+  // The chunking depends on the shape only, so the summation order is fixed.
+  const int64_t target = std::min({std::max<int64_t>(1, hulk::cuda::kBiasThreads / cols),
+                                   hulk::cuda::kBiasMaxChunks, rows});
+  const int64_t chunk_rows = (rows + target - 1) / target;
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;  // none empty
+  const int64_t threads = chunks * cols;
+  DeviceArray<double> partial(static_cast<size_t>(threads));
+  launch("bias_grad_partial", hulk::cuda::bias_grad_partial_kernel,
+         dim3(static_cast<unsigned>((threads + kBlock - 1) / kBlock)), dim3(kBlock), 0, current_stream(), dy.data(),
+         rows, cols, row_scale ? row_scale->data() : nullptr, chunks, chunk_rows, partial.data());
   launch("bias_grad_final", hulk::cuda::bias_grad_final_kernel, dim3(grid_for(cols)), dim3(kBlock), 0,
          current_stream(), static_cast<const double*>(partial.data()), chunks, cols, db.data());
 }

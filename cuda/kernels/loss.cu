@@ -27,14 +27,13 @@ __global__ void softmax_kernel(const float* __restrict__ logits, float* __restri
   }
 }
 
-constexpr int kLossBlocks = 64;
-
 // Block b handles rows [b * chunk, (b + 1) * chunk): per row the loss, argmax and gradient;
-// then the block's sums of loss and correct go to partial_loss[b], partial_correct[b].
+// then the block's sums of loss and correct go to sums[b] and sums[kLossBlocks + b] (a count
+// below 2^53 is exact in a double; one array is one copy back).
 __global__ void cross_entropy_kernel(const float* __restrict__ logits, int64_t rows, int64_t c,
                                      const int64_t* __restrict__ labels, const uint8_t* __restrict__ mask,
                                      double inv_count, float* __restrict__ grad, int64_t chunk,
-                                     double* __restrict__ partial_loss, long long* __restrict__ partial_correct) {
+                                     double* __restrict__ sums) {
   __shared__ double loss_scratch[kBlock];
   __shared__ long long correct_scratch[kBlock];
   const int64_t r0 = blockIdx.x * chunk;
@@ -64,8 +63,8 @@ __global__ void cross_entropy_kernel(const float* __restrict__ logits, int64_t r
   const double block_loss = block_sum(loss, loss_scratch);
   const long long block_correct = block_sum(correct, correct_scratch);
   if (threadIdx.x == 0) {
-    partial_loss[blockIdx.x] = block_loss;
-    partial_correct[blockIdx.x] = block_correct;
+    sums[blockIdx.x] = block_loss;
+    sums[hulk::ops::cuda::kLossBlocks + blockIdx.x] = static_cast<double>(block_correct);
   }
 }
 
@@ -82,26 +81,36 @@ void softmax(const Tensor& logits, Tensor& probs) {
          current_stream(), logits.data(), probs.data(), logits.rows(), logits.cols());
 }
 
-LossResult softmax_cross_entropy(const Tensor& logits, const int64_t* labels, const uint8_t* mask, Tensor* grad) {
+void softmax_cross_entropy_sums(const Tensor& logits, const int64_t* labels, const uint8_t* mask, int64_t count,
+                                Tensor* grad, double* sums) {
   const int64_t n = logits.rows(), c = logits.cols();
+  const int64_t blocks = std::min<int64_t>(kLossBlocks, n);
+  const int64_t chunk = (n + blocks - 1) / blocks;
+  launch("softmax_cross_entropy", hulk::cuda::cross_entropy_kernel, dim3(static_cast<unsigned>(blocks)), dim3(kBlock),
+         0, current_stream(), logits.data(), n, c, labels, mask, 1.0 / static_cast<double>(count),
+         grad ? grad->data() : nullptr, chunk, sums);
+}
+
+LossResult loss_from_sums(const double* sums, int64_t rows, int64_t count) {
+  const int64_t blocks = std::min<int64_t>(kLossBlocks, rows);
   LossResult r;
-  for (int64_t i = 0; i < n; ++i) r.count += (!mask || mask[i]) && labels[i] >= 0;
+  r.count = count;
+  double loss = 0.0;
+  for (int64_t b = 0; b < blocks; ++b) loss += sums[b];
+  for (int64_t b = 0; b < blocks; ++b) r.correct += static_cast<int64_t>(sums[kLossBlocks + b]);
+  r.loss = loss / static_cast<double>(count);
+  return r;
+}
+
+LossResult softmax_cross_entropy(const Tensor& logits, const int64_t* labels, const uint8_t* mask, Tensor* grad) {
+  const int64_t n = logits.rows();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += (!mask || mask[i]) && labels[i] >= 0;
   const auto d_labels = DeviceArray<int64_t>::from_host(labels, static_cast<size_t>(n));
   const auto d_mask = mask ? DeviceArray<uint8_t>::from_host(mask, static_cast<size_t>(n)) : DeviceArray<uint8_t>();
-  const int64_t blocks = std::min<int64_t>(hulk::cuda::kLossBlocks, n);
-  const int64_t chunk = (n + blocks - 1) / blocks;
-  DeviceArray<double> partial_loss(static_cast<size_t>(blocks));
-  DeviceArray<long long> partial_correct(static_cast<size_t>(blocks));
-  launch("softmax_cross_entropy", hulk::cuda::cross_entropy_kernel, dim3(static_cast<unsigned>(blocks)), dim3(kBlock),
-         0, current_stream(), logits.data(), n, c, d_labels.data(), mask ? d_mask.data() : nullptr,
-         1.0 / static_cast<double>(r.count), grad ? grad->data() : nullptr, chunk, partial_loss.data(),
-         partial_correct.data());
-  // The few block partials are added on the host, in block order.
-  double loss = 0.0;
-  for (double v : partial_loss.to_host()) loss += v;
-  for (long long v : partial_correct.to_host()) r.correct += v;
-  r.loss = loss / static_cast<double>(r.count);
-  return r;
+  DeviceArray<double> sums(static_cast<size_t>(kLossSums));
+  softmax_cross_entropy_sums(logits, d_labels.data(), mask ? d_mask.data() : nullptr, count, grad, sums.data());
+  return loss_from_sums(sums.to_host().data(), n, count);
 }
 
 }  // namespace hulk::ops::cuda

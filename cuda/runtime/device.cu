@@ -4,6 +4,7 @@
 #include "cuda/runtime/compat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -149,8 +150,13 @@ void reset_peak() {
   c.peak = c.in_use;
 }
 
+namespace {
+std::atomic<uint64_t> g_to_device{0}, g_to_host{0};
+}  // namespace
+
 void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
   if (bytes == 0) return;
+  if (dst_device != src_device) ++(dst_device == Device::CPU ? g_to_host : g_to_device);
   const cudaMemcpyKind kind = dst_device == Device::CPU
                                   ? (src_device == Device::CPU ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
                                   : (src_device == Device::CPU ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
@@ -168,6 +174,8 @@ void fill(float* ptr, int64_t count, float value) {
   hulk::cuda::launch("fill", fill_kernel, dim3(static_cast<unsigned>(blocks)), dim3(256), 0, stream_now(), ptr, count,
                      value);
 }
+
+TransferCounts transfer_counts() { return {g_to_device.load(), g_to_host.load()}; }
 
 void synchronize() { HULK_CUDA_CHECK(cudaStreamSynchronize(stream_now())); }
 

@@ -105,6 +105,44 @@ TEST_F(CudaModel, TrainingLossCurveAndPredictionsMatchCpu) {
   }
 }
 
+// Labels and masks go to the device once per fit; an epoch then copies one thing back (its
+// losses and accuracies) and uploads nothing. The validation figures match the CPU's.
+TEST_F(CudaModel, EpochsCopyOnlyTheirResultsToTheHost) {
+  const Graph g = make_graph(11, 300, 700);
+  const auto labels = make_labels(300, 4, 12);
+  std::vector<uint8_t> train(300), val(300);
+  for (int64_t i = 0; i < 300; ++i) {
+    train[i] = i % 3 != 0;
+    val[i] = i % 3 == 0;
+  }
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 8;
+  opts.patience = 100;  // early stopping's bookkeeping on, never triggered
+  Model cpu(config(true, hulk::ops::Pooling::Mean, false, 0.2f));
+  Model gpu(config(true, hulk::ops::Pooling::Mean, false, 0.2f));
+  gpu.to(Device::CUDA);
+  std::vector<hulk::device::TransferCounts> seen;
+  const auto want = cpu.fit(g, labels, train, val, opts);
+  const auto got = gpu.fit(g, labels, train, val, opts, [&](const hulk::nn::EpochStats&) {
+    seen.push_back(hulk::device::transfer_counts());
+    return true;
+  });
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(seen.size(), want.size());
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].to_device, seen[i - 1].to_device) << "epoch " << i + 1;
+    EXPECT_LE(seen[i].to_host - seen[i - 1].to_host, 1u) << "epoch " << i + 1;
+  }
+  EXPECT_GT(seen.back().to_host, seen.front().to_host);  // the counter sees the copies
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("epoch " + std::to_string(i + 1));
+    EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss));
+    EXPECT_NEAR(got[i].val_loss, want[i].val_loss, kLossRelTol * std::fabs(want[i].val_loss));
+    EXPECT_NEAR(got[i].train_acc, want[i].train_acc, 0.02);
+    EXPECT_NEAR(got[i].val_acc, want[i].val_acc, 0.02);
+  }
+}
+
 TEST_F(CudaModel, MovesBetweenDevicesAndSavesAcrossThem) {
   const Graph g = make_graph(8, 120, 300);
   const auto labels = make_labels(120, 4, 9);

@@ -326,6 +326,27 @@ TEST_F(CudaOps, BiasReluDropoutMatchCpu) {
   }
 }
 
+// The bias gradient's grid depends on rows and width (chunks of rows x columns): few rows,
+// rows not a multiple of the chunk, widths below and above a warp. Run twice, it gives the same bits.
+TEST_F(CudaOps, BiasGradGridShapesMatchCpu) {
+  for (int64_t rows : {1, 7, 4097}) {
+    for (int64_t cols : {1, 3, 16, 64, 256}) {
+      SCOPED_TRACE(std::to_string(rows) + " rows, width " + std::to_string(cols));
+      const Tensor dy = ref::random_tensor(rows, cols, rng);
+      const Tensor scale = ref::random_tensor(rows, 1, rng, 0.0, 3.0);
+      const Tensor dy_d = cuda(dy), scale_d = cuda(scale);
+      for (bool scaled : {false, true}) {
+        Tensor db, db_d, again_d;
+        hulk::ops::bias_grad(dy, scaled ? &scale : nullptr, db, false);
+        hulk::ops::bias_grad(dy_d, scaled ? &scale_d : nullptr, db_d, false);
+        hulk::ops::bias_grad(dy_d, scaled ? &scale_d : nullptr, again_d, false);
+        EXPECT_TRUE(close(db_d, db, kSumTol)) << "scaled " << scaled;
+        EXPECT_TRUE(equal(again_d, db_d.to(Device::CPU))) << "scaled " << scaled;
+      }
+    }
+  }
+}
+
 TEST_F(CudaOps, SoftmaxCrossEntropyAndAdamMatchCpu) {
   for (const auto& [n, c] : {std::pair<int64_t, int64_t>{1, 2}, {37, 4}, {3000, 7}}) {
     SCOPED_TRACE(std::to_string(n) + " rows, " + std::to_string(c) + " classes");
@@ -350,6 +371,41 @@ TEST_F(CudaOps, SoftmaxCrossEntropyAndAdamMatchCpu) {
       EXPECT_NEAR(got.loss, want.loss, 1e-9 * (1.0 + std::fabs(want.loss)));
       EXPECT_TRUE(close(grad_d, grad, kSumTol));
     }
+  }
+  // The training loop's batched losses on the device: the one-shot loss's results, bit for
+  // bit, and one copy back for all of them.
+  {
+    const int64_t n = 3000, c = 7;
+    const Tensor logits = ref::random_tensor(n, c, rng, -4.0, 4.0), logits_d = cuda(logits);
+    std::vector<int64_t> labels(n);
+    std::vector<uint8_t> mask(n);
+    for (int64_t i = 0; i < n; ++i) {
+      labels[i] = static_cast<int64_t>(rng() % (c + 1)) - 1;
+      mask[i] = rng() % 4 != 0;
+    }
+    labels[0] = 1;
+    mask[0] = 1;
+    const auto masked = hulk::ops::make_loss_targets(labels.data(), mask.data(), n, c, Device::CUDA);
+    const auto all = hulk::ops::make_loss_targets(labels.data(), nullptr, n, c, Device::CUDA);
+    hulk::ops::LossBatch batch(Device::CUDA, 3);
+    Tensor grad_d, want_grad_d;
+    const auto before = hulk::device::transfer_counts();
+    batch.add(logits_d, masked, &grad_d);
+    batch.add(logits_d, all, nullptr);
+    batch.add(logits_d, masked, nullptr);
+    const auto got = batch.read();
+    const auto after = hulk::device::transfer_counts();
+    EXPECT_EQ(after.to_device, before.to_device);
+    EXPECT_EQ(after.to_host, before.to_host + 1);
+    ASSERT_EQ(got.size(), 3u);
+    const auto want = hulk::ops::softmax_cross_entropy(logits_d, labels.data(), mask.data(), &want_grad_d);
+    const auto want_all = hulk::ops::softmax_cross_entropy(logits_d, labels.data(), nullptr, nullptr);
+    for (const auto& [g, w] : {std::pair{got[0], want}, {got[1], want_all}, {got[2], want}}) {
+      EXPECT_EQ(g.loss, w.loss);
+      EXPECT_EQ(g.correct, w.correct);
+      EXPECT_EQ(g.count, w.count);
+    }
+    EXPECT_TRUE(equal(grad_d, want_grad_d.to(Device::CPU)));
   }
   for (int64_t cols : {1, 33, 256}) {
     const Tensor p0 = ref::random_tensor(19, cols, rng), g = ref::random_tensor(19, cols, rng);

@@ -142,6 +142,45 @@ TEST(SoftmaxCrossEntropy, LabelOutOfRangeThrows) {
   }
 }
 
+// The training loop's losses (targets prepared once, results read in a batch) are
+// softmax_cross_entropy's, bit for bit; a bad label throws when the targets are made.
+TEST(SoftmaxCrossEntropy, LossBatchMatchesTheOneShotLoss) {
+  std::mt19937 rng(504);
+  const int64_t n = 301, c = 5;
+  const Tensor logits = ref::random_tensor(n, c, rng, -4.0, 4.0);
+  std::vector<int64_t> labels(n);
+  std::vector<uint8_t> mask(n);
+  for (int64_t i = 0; i < n; ++i) {
+    labels[i] = static_cast<int64_t>(rng() % (c + 1)) - 1;
+    mask[i] = rng() % 3 != 0;
+  }
+  labels[0] = 2;
+  mask[0] = 1;
+  hulk::ops::LossBatch batch(hulk::Device::CPU, 2);
+  const auto masked = hulk::ops::make_loss_targets(labels.data(), mask.data(), n, c, hulk::Device::CPU);
+  const auto all = hulk::ops::make_loss_targets(labels.data(), nullptr, n, c, hulk::Device::CPU);
+  Tensor grad, want_grad;
+  batch.add(logits, masked, &grad);
+  batch.add(logits, all, nullptr);
+  const auto got = batch.read();
+  ASSERT_EQ(got.size(), 2u);
+  const auto want = hulk::ops::softmax_cross_entropy(logits, labels.data(), mask.data(), &want_grad);
+  const auto want_all = hulk::ops::softmax_cross_entropy(logits, labels.data(), nullptr, nullptr);
+  EXPECT_EQ(got[0].loss, want.loss);
+  EXPECT_EQ(got[0].correct, want.correct);
+  EXPECT_EQ(got[0].count, want.count);
+  EXPECT_EQ(got[1].loss, want_all.loss);
+  EXPECT_EQ(got[1].correct, want_all.correct);
+  EXPECT_EQ(got[1].count, want_all.count);
+  ASSERT_TRUE(grad.same_shape(want_grad));
+  for (int64_t i = 0; i < grad.size(); ++i) EXPECT_EQ(grad.data()[i], want_grad.data()[i]) << i;
+  EXPECT_TRUE(batch.read().empty());
+  labels[1] = c;
+  mask[1] = 1;
+  EXPECT_THROW(hulk::ops::make_loss_targets(labels.data(), mask.data(), n, c, hulk::Device::CPU),
+               std::invalid_argument);
+}
+
 TEST(SoftmaxCrossEntropy, FiniteDifferences) {
   std::mt19937 rng(504);
   LossCase lc = random_loss_case(12, 4, rng);
