@@ -110,15 +110,21 @@ def write_temp(path, data, *, what: str = "file") -> str:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a plain open() would
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OSError(exc.errno, f"{what}: saving {p!r} failed ({exc.strerror or exc}); "
-                                     f"the previous file, if any, is unchanged") from None
-        raise
+        _discard(tmp, exc, what, p)
     return tmp
+
+
+def _discard(tmp: str, exc: BaseException, what: str, p: str):
+    """Removes the temporary file of a failed save and re-raises: an OSError says that ``p`` is
+    unchanged, anything else (KeyboardInterrupt, ...) goes on as it was."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    if isinstance(exc, OSError):
+        raise OSError(exc.errno, f"{what}: saving {p!r} failed ({exc.strerror or exc}); "
+                                 f"the previous file, if any, is unchanged") from None
+    raise exc
 
 
 def atomic_write(path, data, *, what: str = "file") -> None:
@@ -129,14 +135,7 @@ def atomic_write(path, data, *, what: str = "file") -> None:
     try:
         os.replace(tmp, p)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OSError(exc.errno, f"{what}: saving {p!r} failed ({exc.strerror or exc}); "
-                                     f"the previous file, if any, is unchanged") from None
-        raise
+        _discard(tmp, exc, what, p)
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
-from .._checks import is_int
+from .._checks import check_int, is_int
 from .inputs import as_cluster, as_model_specs
 from ..errors import InputError
 
@@ -41,12 +41,6 @@ GROWTH_STEPS = (1, 2, 4, 8, 16)
 def job_need_bytes(job_specs: list) -> np.ndarray:
     """``ModelSpec.memory_need_bytes`` of each job, ``[J]`` float64."""
     return np.array([j.memory_need_bytes() for j in job_specs], dtype=np.float64)
-
-
-def _count(name: str, v) -> int:
-    if not is_int(v) or not 0 <= v <= 2**31 - 1:
-        raise InputError(f"{name}: expected an integer in [0, 2**31 - 1], got {v!r}")
-    return int(v)
 
 
 def check_classes(classes, n: int, n_jobs: int) -> list[int]:
@@ -92,5 +86,5 @@ def grow_bottleneck(cluster, jobs, classes, rounds: int = DEFAULT_GROW_ROUNDS, s
     cluster, job_specs = as_cluster(cluster), as_model_specs(jobs)
     core_plan, grown, start_s = _core.plan.grow_bottleneck(
         cluster.to_core(), [j.to_core() for j in job_specs], check_classes(classes, len(cluster), len(job_specs)),
-        _count("rounds", rounds), [_count("steps", k) for k in steps])
+        check_int(rounds, "rounds", 0, 2**31 - 1), [check_int(k, "steps", 0, 2**31 - 1) for k in steps])
     return core_plan, np.asarray(grown, dtype=np.int64), start_s

@@ -228,13 +228,9 @@ def _changed_planner(path):
     return changed
 
 
-def test_failed_encoding_replace_keeps_the_old_pair(tmp_path, monkeypatch):
-    # The second os.replace (the encoding's) fails after the first put the new weights in place:
-    # the old weights come back from the backup (before: the old pair was lost).
-    path = tmp_path / "p.gnn"
-    learned.default_planner().save(path)
-    old = _pair_bytes(path)
-    changed = _changed_planner(path)
+def _second_replace_fails(monkeypatch) -> list:
+    """os.replace fails on its second call (the encoding's, after the weights'); returns the
+    list of destinations it was called with."""
     real, calls = os.replace, []
 
     def second_fails(src, dst):
@@ -243,6 +239,17 @@ def test_failed_encoding_replace_keeps_the_old_pair(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         return real(src, dst)
     monkeypatch.setattr(os, "replace", second_fails)
+    return calls
+
+
+def test_failed_encoding_replace_keeps_the_old_pair(tmp_path, monkeypatch):
+    # The second os.replace (the encoding's) fails after the first put the new weights in place:
+    # the old weights come back from the backup (before: the old pair was lost).
+    path = tmp_path / "p.gnn"
+    learned.default_planner().save(path)
+    old = _pair_bytes(path)
+    changed = _changed_planner(path)
+    calls = _second_replace_fails(monkeypatch)
     with pytest.raises(OSError, match=r"cannot replace .*p\.gnn\.json.*previous weights and encoding are unchanged"):
         changed.save(path)
     monkeypatch.undo()
@@ -287,14 +294,7 @@ def test_failed_weights_replace_keeps_the_old_pair(tmp_path, monkeypatch):
 
 def test_first_save_that_fails_leaves_nothing(tmp_path, monkeypatch):
     path = tmp_path / "new.gnn"
-    real, calls = os.replace, []
-
-    def second_fails(src, dst):
-        calls.append(dst)
-        if len(calls) == 2:
-            raise OSError(28, "No space left on device")
-        return real(src, dst)
-    monkeypatch.setattr(os, "replace", second_fails)
+    calls = _second_replace_fails(monkeypatch)
     with pytest.raises(OSError):
         learned.default_planner().save(path)
     monkeypatch.undo()
