@@ -19,6 +19,7 @@
 #include "csrc/ops/ops.h"
 #include "csrc/tensor.h"
 #include "cuda/runtime/compat.h"
+#include "cuda/runtime/launch.h"
 #include "cuda/runtime/runtime.h"
 #include "tests/cpp/reference.h"
 
@@ -156,6 +157,31 @@ TEST_F(CudaLongRows, TwoRunsGiveTheSameBits) {
 }
 
 #ifdef HULK_SIMT
+// Block b's thread t makes 10 b + t loads, then meets the others at a barrier and a shuffle.
+void steps_probe(const float* x, float* out) {
+  const unsigned n = 10 * blockIdx.x + threadIdx.x;
+  float s = 0.0f;
+  for (unsigned i = 0; i < n; ++i) s += __ldg(x + i);
+  __syncthreads();
+  s += __shfl_sync(0xffffffffu, s, 0);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+TEST(SimtSteps, ABlockLastsItsBusiestThreadAndALaunchItsLongestBlock) {
+  std::vector<float> host(200, 1.0f);
+  hulk::DeviceArray<float> x = hulk::DeviceArray<float>::from_host(host), out(3 * 64);
+  hulk::simt::record_steps(true);
+  hulk::cuda::launch("steps_probe", steps_probe, dim3(3), dim3(64), 0, nullptr, x.data(), out.data());
+  const std::vector<hulk::simt::LaunchSteps> launches = hulk::simt::take_steps();
+  hulk::simt::record_steps(false);
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(std::string(launches[0].kernel), "steps_probe");
+  EXPECT_EQ(launches[0].blocks, 3u);
+  EXPECT_EQ(launches[0].span, 20u + 63u + 2u);                       // block 2, thread 63: loads, barrier, shuffle
+  EXPECT_EQ(launches[0].work, (0u + 10u + 20u) + 3u * (63u + 2u));  // the three blocks' busiest threads
+  EXPECT_TRUE(hulk::simt::take_steps().empty());
+}
+
 // Simulated time of the long-row kernels for one hub row of `len` entries among short rows.
 struct LongRowSteps {
   unsigned long long chunks_span = 0, combine_span = 0, chunks_work = 0;
