@@ -19,6 +19,7 @@
 // the matrix alone: no atomics, the same bits on every run.
 #include "cuda/runtime/compat.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include "cuda/runtime/check.h"
@@ -239,14 +240,15 @@ __global__ void pool_coefficients_kernel(int64_t num_rows, const int64_t* __rest
 }  // namespace
 
 namespace {
-SpmmPath& path_setting() {
-  static SpmmPath path = SpmmPath::Custom;
+// Process-wide, set by one thread while models run on others: atomic.
+std::atomic<SpmmPath>& path_setting() {
+  static std::atomic<SpmmPath> path{SpmmPath::Custom};
   return path;
 }
 }  // namespace
 
-void set_spmm_path(SpmmPath path) { path_setting() = path; }
-SpmmPath spmm_path() { return path_setting(); }
+void set_spmm_path(SpmmPath path) { path_setting().store(path, std::memory_order_relaxed); }
+SpmmPath spmm_path() { return path_setting().load(std::memory_order_relaxed); }
 SpmmPath parse_spmm_path(const std::string& name) {
   if (name == "custom") return SpmmPath::Custom;
   if (name == "cusparse") return SpmmPath::Library;
