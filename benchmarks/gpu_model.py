@@ -4,8 +4,8 @@ copy bandwidth (bytes read + written per second, as ``_core.bench.copy_bandwidth
 
 Both counts are per op, float32 values, int64 row offsets and int32 column indices:
 
-* compulsory: every operand read once and every result written once (perfect caching of the
-  gathered rows). No implementation of the same op sequence moves less;
+* compulsory: every operand read once (of X, the rows referenced at most) and every result
+  written once (perfect caching of the gathered rows). No implementation of the same op sequence moves less;
 * moved: what a row-split SpMM does without cache reuse: one source row of X read per nonzero
   (``F`` floats per entry), the rest as compulsory. Long-row chunk partials (about ``4 F`` bytes
   per 512 entries of a row over 512, written and read once) are left out: under 1% of the gather.
@@ -30,7 +30,8 @@ def spmm_bytes(n: int, nnz: int, f: int, weighted: bool = False) -> dict:
     """{"compulsory": bytes, "moved": bytes} of one SpMM of an [n, n] CSR with nnz entries by X [n, f]."""
     csr = OFFSET * (n + 1) + (INDEX + (F32 if weighted else 0)) * nnz
     out = F32 * n * f
-    return {"compulsory": csr + F32 * n * f + out, "moved": csr + F32 * f * nnz + out}
+    # At most min(n, nnz) rows of X are referenced; each is read once at best.
+    return {"compulsory": csr + F32 * min(n, nnz) * f + out, "moved": csr + F32 * f * nnz + out}
 
 
 def gcn_bytes(n: int, nnz: int, f: int) -> dict:
