@@ -36,6 +36,9 @@ one device command of at most 10 minutes):
   would not fit is skipped, and the row says which and why (an out-of-memory error that still
   happens is caught and recorded the same way); ``--memory-plan`` prints those estimates for
   ``--sizes``/``--widths`` against ``--device-gib`` without a device;
+* ``--model-only`` prints the model of the expected figures (benchmarks/gpu_model.py: compulsory
+  bytes, bytes moved, lower-bound time at a copy bandwidth) without a device; the written section
+  has the same table at the measured bandwidth with the measured times beside it;
 * with torch on the GPU the graphs and features are generated on the device (torch.Generator on
   cuda) rather than by numpy on the host. Without a GPU it runs on the SIMT build's simulator only with ``--quick`` (a smoke
 test of the script: tiny graphs, no timings worth reading, nothing written unless ``--out``).
@@ -59,6 +62,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_model import model_table  # noqa: E402
 from results_file import write_section  # noqa: E402
 
 BEGIN = "<!-- bench_gpu:begin -->"
@@ -66,6 +70,10 @@ END = "<!-- bench_gpu:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
 DEGREE = 16
 EDGE_FEATURES = 4
+# --model-only's default copy bandwidth: the H100 SXM's HBM3 peak, 3.35 TB/s
+# (https://www.nvidia.com/en-us/data-center/h100/); a measured copy reaches less, so bounds at
+# the peak are lower still. A device run uses the bandwidth it measures.
+H100_PEAK_BW = 3.35e12
 
 
 def make_edges_torch(torch, dev, n: int, kind: str, seed: int):
@@ -163,6 +171,11 @@ def parse_args(argv):
     ap.add_argument("--memory-plan", action="store_true", help="print the baselines' estimated peak memory "
                                                                "for --sizes/--widths and exit")
     ap.add_argument("--device-gib", type=float, default=80.0, help="device memory for --memory-plan")
+    ap.add_argument("--model-only", action="store_true", help="print the model of the expected figures "
+                    "(benchmarks/gpu_model.py: compulsory and moved bytes, lower-bound times) for --sizes/--widths/"
+                    "--kinds at --copy-gbps, nnz taken as 16 N, without a device")
+    ap.add_argument("--copy-gbps", type=float, default=H100_PEAK_BW / 1e9,
+                    help="copy bandwidth (GB/s read + written) for --model-only (default: H100 SXM peak)")
     args = ap.parse_args(argv)
     if args.quick:
         args.sizes, args.widths, args.repeats, args.warmup, args.epochs = "2e3", "32", 2, 1, 1
@@ -199,6 +212,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.memory_plan:
         return memory_plan(args)
+    if args.model_only:
+        cases = [(k, int(float(n)), DEGREE * int(float(n)), int(w)) for k in args.kinds.split(",")
+                 for n in args.sizes.split(",") for w in args.widths.split(",")]
+        print(f"model of the expected figures at {args.copy_gbps:.0f} GB/s copy bandwidth, nnz = {DEGREE} N "
+              "(benchmarks/gpu_model.py says what is counted)")
+        print("\n".join(model_table(cases, args.copy_gbps * 1e9)))
+        return 0
     if args.from_rows:
         rows = read_rows(args.from_rows)
         if not rows:
@@ -460,6 +480,11 @@ def report(rows, gpu_name, copy_bw, args, cmd) -> list[str]:
             f"| {ratio(r.get('pyg_gcn'), r.get('gcn'))} | {ms('edge_pool')} "
             f"| {ratio(r.get('pyg_edge_pool'), r.get('edge_pool'))} "
             f"| {mb(r.get('edge_pool_bytes'))} ({mb(r.get('pyg_edge_pool_bytes'))}) | {epoch} |")
+    lines += ["", f"Model (benchmarks/gpu_model.py) at the measured copy bandwidth, {copy_bw / 1e9:.0f} GB/s: "
+              "the bytes each op must move (compulsory) and moves (a gathered row per nonzero), the lower-bound "
+              "times, and the measured time beside them.", ""]
+    lines += model_table([(r["kind"], r["n"], r["nnz"], r["f"]) for r in rows], copy_bw,
+                         {(r["kind"], r["n"], r["f"]): r for r in rows})
     skipped = [f"{r['kind']} N={r['n']:.0e} F={r['f']}: {s}" for r in rows for s in r.get("skipped", [])]
     if skipped:
         lines += ["", "Baselines not measured (estimated peak memory over the device's free memory, or out of "

@@ -4,8 +4,7 @@
 Compiles every cuda/kernels/*.cu to a cubin for sm_90 (H100/H200) and sm_80 (A100) with
 ``nvcc -Xptxas -v`` and reads, per kernel: registers per thread, spill stores and loads, stack
 frame, static shared memory and barriers; for sm_90 it adds the theoretical occupancy at the
-kernel's block size (all our kernels launch kBlock = 256 threads, cuda/runtime/context.h; the
-long-row SpMM kernel kLongWarps * 32 = 256 too), from the limits of compute capability 9.0:
+kernel's block size (all our kernels launch kBlock = 256 threads, cuda/runtime/context.h), from the limits of compute capability 9.0:
 65,536 registers, 2,048 threads, 32 blocks and 228 KiB of shared memory per multiprocessor
 (1 KiB of it reserved per block), registers allocated per warp in units of 256.
 
@@ -43,11 +42,9 @@ SMEM_PER_SM = {"sm_90": 228 * 1024, "sm_80": 164 * 1024}
 SMEM_RESERVED_PER_BLOCK = 1024
 
 
-def block_sizes() -> dict:
-    """Threads per block of each kernel: kBlock, except where a launch names another size."""
-    k_block = int(re.search(r"kBlock\s*=\s*(\d+)", (ROOT / "cuda/runtime/context.h").read_text()).group(1))
-    long_warps = int(re.search(r"kLongWarps\s*=\s*(\d+)", (ROOT / "cuda/kernels/sparse.cu").read_text()).group(1))
-    return {"default": k_block, "long_rows_kernel": long_warps * 32}
+def block_size() -> int:
+    """Threads per block of every kernel: kBlock."""
+    return int(re.search(r"kBlock\s*=\s*(\d+)", (ROOT / "cuda/runtime/context.h").read_text()).group(1))
 
 
 def compile_one(cu: Path, arch: str, tmp: str) -> tuple[Path, str, str]:
@@ -126,7 +123,7 @@ def main(argv=None) -> int:
         return 2
     t0 = time.perf_counter()
     sources = sorted((ROOT / "cuda" / "kernels").glob("*.cu"))
-    sizes = block_sizes()
+    block_threads = block_size()
     results = {}  # (file, arch) -> parsed
     with tempfile.TemporaryDirectory() as tmp, cf.ThreadPoolExecutor(args.jobs) as pool:
         futs = [pool.submit(compile_one, cu, arch, tmp) for cu in sources for arch in ARCHS]
@@ -147,7 +144,7 @@ def main(argv=None) -> int:
             r90 = results[(cu.name, "sm_90")][mangled]
             r80 = results[(cu.name, "sm_80")].get(mangled, {})
             name = short_name(names[mangled])
-            threads = sizes["long_rows_kernel"] if name.startswith("long_rows_kernel") else sizes["default"]
+            threads = block_threads
             occ, limiter = occupancy(r90["regs"], r90["smem"], threads, "sm_90")
             for arch, r in (("sm_90", r90), ("sm_80", r80)):
                 if r.get("spill_st", 0) or r.get("spill_ld", 0):

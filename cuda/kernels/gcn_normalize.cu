@@ -93,11 +93,7 @@ std::unique_ptr<DeviceCsr> gcn_normalize_on_device(const Csr& rows, const Csr& i
   cuda::launch("gcn_normalize_rows", cuda::normalize_rows_kernel, dim3(cuda::grid_for(n)), dim3(cuda::kBlock), 0,
                stream, n, src.indptr.data(), src.indices.data(), use_weights ? src.values.data() : nullptr,
                static_cast<const double*>(deg.data()), out->indptr.data(), out->indices.data(), out->values.data());
-  std::vector<int32_t> long_rows;
-  for (int64_t v = 0; v < n; ++v) {
-    if (rows.degree(v) + 1 > DeviceCsr::kLongRow) long_rows.push_back(static_cast<int32_t>(v));
-  }
-  out->long_rows = DeviceArray<int32_t>::from_host(long_rows);
+  bin_long_rows(*out, [&rows](int64_t v) { return rows.degree(v) + 1; });  // + 1: the self loop
   device::synchronize();  // once per graph: the matrix is then usable from any stream
   return out;
 }

@@ -154,6 +154,12 @@ namespace {
 std::atomic<uint64_t> g_to_device{0}, g_to_host{0};
 }  // namespace
 
+// From pageable host memory cudaMemcpyAsync stages through the driver's pinned buffer and
+// returns once the source is read, so the caller may free it at once: that is what callers of
+// copy() rely on (host vectors that die after the call). No copy on a per-epoch path needs
+// more: graphs, weights and loss targets go up once per fit, and each epoch brings back one
+// small buffer of loss sums (LossBatch::read), where a pinned staging copy would add a memcpy
+// to the same wait. A bulk pageable transfer is often slower than a pinned one (the staging copy).
 void copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
   if (bytes == 0) return;
   if (dst_device != src_device) ++(dst_device == Device::CPU ? g_to_host : g_to_device);

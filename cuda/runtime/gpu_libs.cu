@@ -5,6 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -63,26 +64,67 @@ cusparseHandle_t cusparse() {
   return handle;
 }
 
+// Descriptors owned RAII, so an exception between create and destroy leaks none.
+struct SpMatDeleter {
+  void operator()(cusparseSpMatDescr_t m) const { cusparseDestroySpMat(m); }
+};
+struct DnMatDeleter {
+  void operator()(cusparseDnMatDescr_t m) const { cusparseDestroyDnMat(m); }
+};
+using SpMat = std::unique_ptr<std::remove_pointer_t<cusparseSpMatDescr_t>, SpMatDeleter>;
+using DnMat = std::unique_ptr<std::remove_pointer_t<cusparseDnMatDescr_t>, DnMatDeleter>;
+
+DnMat dense_row_major(int64_t rows, int64_t cols, const float* data) {
+  cusparseDnMatDescr_t m = nullptr;
+  HULK_CUSPARSE_CHECK(cusparseCreateDnMat(&m, rows, cols, cols, const_cast<float*>(data), CUDA_R_32F,
+                                          CUSPARSE_ORDER_ROW));
+  return DnMat(m);
+}
+
 // cuSPARSE's view of one matrix: 32-bit offsets and indices, explicit ones when unweighted,
-// and per (width, weighted) a buffer that cusparseSpMM_preprocess has seen.
+// and per (width, weighted) the algorithm that worked and, per stream, a work buffer that
+// cusparseSpMM_preprocess has seen (a buffer is never shared by two streams: work queued on
+// different streams may run at once).
 struct SparseLibraryState {
   DeviceArray<int32_t> offsets;
   DeviceArray<float> ones;
   std::mutex mutex;
   struct Plan {
-    cusparseSpMatDescr_t mat = nullptr;
+    SpMat mat;
     cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
-    DeviceArray<unsigned char> buffer;
+    std::map<cudaStream_t, DeviceArray<unsigned char>> buffers;
   };
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> plans;
-  ~SparseLibraryState() {
-    for (auto& entry : plans) cusparseDestroySpMat(entry.second->mat);
-  }
 };
 
-// Tried in this order, the first one cuSPARSE accepts for row-major dense matrices is kept:
-// ALG3 is the one cusparseSpMM_preprocess speeds up, ALG2 is deterministic, DEFAULT always works.
+// Tried in this order; the first one for which buffer sizing, preprocessing and a first SpMM
+// all succeed is kept: ALG3 is the one cusparseSpMM_preprocess speeds up, ALG2 is
+// deterministic, DEFAULT always works.
 constexpr cusparseSpMMAlg_t kSpmmAlgs[] = {CUSPARSE_SPMM_CSR_ALG3, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_ALG_DEFAULT};
+
+// A work buffer for `alg` on the current stream, preprocessed; out = A x once on success.
+cusparseStatus_t prepare_and_run(SparseLibraryState::Plan& plan, cusparseSpMMAlg_t alg, cusparseDnMatDescr_t xd,
+                                 cusparseDnMatDescr_t od, DeviceArray<unsigned char>& buffer) {
+  const float alpha = 1.0f, beta = 0.0f;
+  constexpr auto kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  size_t bytes = 0;
+  cusparseStatus_t status = cusparseSpMM_bufferSize(cusparse(), kOp, kOp, &alpha, plan.mat.get(), xd, &beta, od,
+                                                    CUDA_R_32F, alg, &bytes);
+  if (status != CUSPARSE_STATUS_SUCCESS) return status;
+  buffer = DeviceArray<unsigned char>(std::max<size_t>(bytes, 1));
+  status = cusparseSpMM_preprocess(cusparse(), kOp, kOp, &alpha, plan.mat.get(), xd, &beta, od, CUDA_R_32F, alg,
+                                   buffer.data());
+  if (status != CUSPARSE_STATUS_SUCCESS) return status;
+  return cusparseSpMM(cusparse(), kOp, kOp, &alpha, plan.mat.get(), xd, &beta, od, CUDA_R_32F, alg, buffer.data());
+}
+
+// cuSPARSE's 32-bit index types: every operand must stay under 2^31 elements.
+void check_32bit(const char* what, int64_t count) {
+  if (count >= (int64_t(1) << 31))
+    throw std::invalid_argument(std::string("cuSPARSE SpMM path: ") + what + " has " + std::to_string(count) +
+                                " elements, over the 2^31 - 1 its 32-bit indices reach; use the custom SpMM "
+                                "(spmm path 'custom')");
+}
 
 }  // namespace
 
@@ -96,9 +138,11 @@ void blas_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
 
 void sparse_library_spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
   const DeviceCsr& d = a.on_device();
-  if (d.nnz >= (int64_t(1) << 31) || d.num_rows >= (int64_t(1) << 31))
-    throw std::invalid_argument("cuSPARSE SpMM path: the matrix needs 64-bit indices (nnz = " + std::to_string(d.nnz) +
-                                "); use the custom SpMM");
+  const int64_t f = x.cols();
+  check_32bit("the sparse matrix's nonzeros", d.nnz);
+  check_32bit("the sparse matrix's rows", d.num_rows + 1);
+  check_32bit("the dense input x [cols, F]", d.num_cols * f);
+  check_32bit("the output [rows, F]", d.num_rows * f);
   auto& slot = const_cast<DeviceCsr&>(d).library_state;
   {
     static std::mutex init;
@@ -112,41 +156,47 @@ void sparse_library_spmm(const Csr& a, const Tensor& x, Tensor& out, bool weight
     }
   }
   auto* state = static_cast<SparseLibraryState*>(slot.get());
-  const int64_t f = x.cols();
   std::lock_guard<std::mutex> lock(state->mutex);
+  const DnMat xd = dense_row_major(d.num_cols, f, x.data());
+  const DnMat od = dense_row_major(d.num_rows, f, out.data());
   auto& plan = state->plans[{f, weighted}];
-  const float alpha = 1.0f, beta = 0.0f;
-  cusparseDnMatDescr_t xd = nullptr, od = nullptr;
-  HULK_CUSPARSE_CHECK(cusparseCreateDnMat(&xd, d.num_cols, f, f, const_cast<float*>(x.data()), CUDA_R_32F,
-                                          CUSPARSE_ORDER_ROW));
-  HULK_CUSPARSE_CHECK(cusparseCreateDnMat(&od, d.num_rows, f, f, out.data(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
   if (!plan) {
-    plan = std::make_unique<SparseLibraryState::Plan>();
+    auto fresh = std::make_unique<SparseLibraryState::Plan>();
+    cusparseSpMatDescr_t mat = nullptr;
     const float* values = weighted ? d.values.data() : state->ones.data();
-    HULK_CUSPARSE_CHECK(cusparseCreateCsr(&plan->mat, d.num_rows, d.num_cols, d.nnz, state->offsets.data(),
+    HULK_CUSPARSE_CHECK(cusparseCreateCsr(&mat, d.num_rows, d.num_cols, d.nnz, state->offsets.data(),
                                           const_cast<int32_t*>(d.indices.data()), const_cast<float*>(values),
                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                                           CUDA_R_32F));
-    size_t bytes = 0;
-    cusparseStatus_t status = CUSPARSE_STATUS_NOT_SUPPORTED;
+    fresh->mat.reset(mat);
+    std::string failures;
     for (cusparseSpMMAlg_t alg : kSpmmAlgs) {
-      status = cusparseSpMM_bufferSize(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                       &alpha, plan->mat, xd, &beta, od, CUDA_R_32F, alg, &bytes);
+      DeviceArray<unsigned char> buffer;
+      const cusparseStatus_t status = prepare_and_run(*fresh, alg, xd.get(), od.get(), buffer);
       if (status == CUSPARSE_STATUS_SUCCESS) {
-        plan->alg = alg;
-        break;
+        fresh->alg = alg;
+        fresh->buffers[current_stream()] = std::move(buffer);
+        plan = std::move(fresh);
+        return;  // out holds A x
       }
+      failures += " algorithm " + std::to_string(static_cast<int>(alg)) + ": " + cusparseGetErrorString(status) + ";";
     }
-    HULK_CUSPARSE_CHECK(status);
-    plan->buffer = DeviceArray<unsigned char>(std::max<size_t>(bytes, 1));
-    HULK_CUSPARSE_CHECK(cusparseSpMM_preprocess(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, plan->mat, xd, &beta, od,
-                                                CUDA_R_32F, plan->alg, plan->buffer.data()));
+    state->plans.erase({f, weighted});
+    throw std::runtime_error("cuSPARSE SpMM: no algorithm works for " + std::to_string(d.num_rows) + " x " +
+                             std::to_string(d.num_cols) + " (nnz " + std::to_string(d.nnz) + ") times F = " +
+                             std::to_string(f) + ":" + failures);
   }
+  auto buffer = plan->buffers.find(current_stream());
+  if (buffer == plan->buffers.end()) {  // the first call on this stream: a buffer of its own
+    DeviceArray<unsigned char> fresh;
+    HULK_CUSPARSE_CHECK(prepare_and_run(*plan, plan->alg, xd.get(), od.get(), fresh));
+    plan->buffers.emplace(current_stream(), std::move(fresh));
+    return;
+  }
+  const float alpha = 1.0f, beta = 0.0f;
   HULK_CUSPARSE_CHECK(cusparseSpMM(cusparse(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                   &alpha, plan->mat, xd, &beta, od, CUDA_R_32F, plan->alg, plan->buffer.data()));
-  cusparseDestroyDnMat(xd);
-  cusparseDestroyDnMat(od);
+                                   &alpha, plan->mat.get(), xd.get(), &beta, od.get(), CUDA_R_32F, plan->alg,
+                                   buffer->second.data()));
 }
 
 #else  // SIMT build: the CPU libraries stand in for cuBLAS and cuSPARSE.

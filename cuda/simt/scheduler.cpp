@@ -78,6 +78,7 @@ struct Thread {
   Fiber* fiber = nullptr;
   int barrier_count = 0;  // the number of true predicates at the barrier that released it
   unsigned active_mask = 0;
+  unsigned long long steps = 0;  // detail::tls_steps while another thread runs
 };
 
 struct Lane {
@@ -164,8 +165,14 @@ class Simulator {
   std::string thread_name(int t) const;
   std::string describe_deadlock() const;
 
+ public:
+  bool recording_ = false;
+  std::vector<LaunchSteps> recorded_;
+
+ private:
   // ---- launch ----
   const char* name_ = "";
+  LaunchSteps steps_;
   void (*thunk_)(void*) = nullptr;
   void* ctx_ = nullptr;
   unsigned char* shared_ = nullptr;
@@ -298,6 +305,7 @@ void Simulator::resume(int t) {
   current_ = t;
   const dim3 b = detail::tls.block_dim;
   detail::tls.thread_idx = uint3{t % b.x, (t / b.x) % b.y, t / (b.x * b.y)};
+  detail::tls_steps = th.steps;
   switch_to_fiber(scheduler_jb_, th.fiber);
   current_ = -1;
 }
@@ -305,6 +313,7 @@ void Simulator::resume(int t) {
 void Simulator::block_current(State s) {
   Thread& th = threads_[current_];
   th.state = s;
+  th.steps = detail::tls_steps;
   switch_to_scheduler(th.fiber, scheduler_jb_);
   if (cancelling_) throw Cancel{};
 }
@@ -323,12 +332,14 @@ void Simulator::fiber_loop(Fiber* self) {
     }
     threads_[t].state = State::done;
     threads_[t].fiber = nullptr;
+    threads_[t].steps = detail::tls_steps;
     ++done_;
     if (!error_ && !cancelling_ && next_unstarted_ < n_) {
       // Go straight on with the next thread: no switch for threads that never wait.
       const int next = start_order(next_unstarted_++);
       start_thread(next, self);
       threads_[next].state = State::running;
+      detail::tls_steps = 0;
       current_ = next;
       const dim3 b = detail::tls.block_dim;
       detail::tls.thread_idx = uint3{next % b.x, (next / b.x) % b.y, next / (b.x * b.y)};
@@ -663,6 +674,11 @@ void Simulator::run_block() {
     } else if (resolve_activemask()) {
       continue;
     } else if (done_ == n_) {
+      unsigned long long busiest = 0;
+      for (const Thread& th : threads_) busiest = std::max(busiest, th.steps);
+      steps_.span = std::max(steps_.span, busiest);
+      steps_.work += busiest;
+      ++steps_.blocks;
       return;
     } else {
       const std::string msg = describe_deadlock();
@@ -712,6 +728,8 @@ void Simulator::run(const char* name, dim3 grid, dim3 block, size_t shared_bytes
   detail::tls.block_dim = block;
   detail::tls.grid_dim = grid;
   detail::tls.dynamic_shared = shared_;
+  steps_ = LaunchSteps{};
+  steps_.kernel = name;
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -721,6 +739,7 @@ void Simulator::run(const char* name, dim3 grid, dim3 block, size_t shared_bytes
       }
     }
   }
+  if (recording_) recorded_.push_back(steps_);
 }
 
 std::string dims(dim3 d) {
@@ -742,16 +761,23 @@ Simulator& in_kernel(const char* what) {
   return sim;
 }
 
-void syncthreads() { in_kernel("__syncthreads()").syncthreads(BarrierOp::sync, 0, nullptr); }
+void syncthreads() {
+  Simulator& sim = in_kernel("__syncthreads()");
+  ++tls_steps;
+  sim.syncthreads(BarrierOp::sync, 0, nullptr);
+}
 
 int syncthreads_reduce(BarrierOp op, int predicate) {
   int result = 0;
+  ++tls_steps;
   in_kernel("__syncthreads_count/and/or").syncthreads(op, predicate != 0, &result);
   return result;
 }
 
 unsigned long long warp_op(WarpOp op, unsigned mask, unsigned long long payload, int arg, int width) {
-  return in_kernel(op_name(op)).warp_op(op, mask, payload, arg, width);
+  Simulator& sim = in_kernel(op_name(op));
+  ++tls_steps;
+  return sim.warp_op(op, mask, payload, arg, width);
 }
 
 unsigned activemask() { return in_kernel("__activemask()").activemask(); }
@@ -767,6 +793,17 @@ unsigned char* dynamic_shared() { return simulator().dynamic_shared(); }
 void fail(const char* what) { simulator().fail(what); }
 
 }  // namespace detail
+
+void record_steps(bool on) {
+  simulator().recording_ = on;
+  if (!on) simulator().recorded_.clear();
+}
+
+std::vector<LaunchSteps> take_steps() {
+  std::vector<LaunchSteps> out;
+  out.swap(simulator().recorded_);
+  return out;
+}
 
 void run_kernel(const char* name, const void* kernel, dim3 grid, dim3 block, size_t dynamic_shared_bytes,
                 size_t max_dynamic_shared_bytes, cudaStream_t stream, void (*thunk)(void*), void* ctx) {

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 // ---- qualifiers ------------------------------------------------------------------------------
 #define __global__
@@ -231,8 +232,21 @@ struct ThreadContext {
   unsigned char* dynamic_shared;
 };
 
+// Simulated time, in steps: a deterministic stand-in for a kernel's duration (the simulator has
+// no clock). A thread's steps are its loads through __ldg, its warp operations and its barriers;
+// a block's steps are its busiest thread's. With unbounded SMs a launch lasts its longest
+// block (span); on one SM, the sum of its blocks (work).
+struct LaunchSteps {
+  const char* kernel = "";
+  unsigned long long blocks = 0, span = 0, work = 0;
+};
+// Launches on this host thread since the last call (recorded while recording is on).
+void record_steps(bool on);
+std::vector<LaunchSteps> take_steps();
+
 namespace detail {
 inline thread_local ThreadContext tls{};
+inline thread_local unsigned long long tls_steps = 0;  // the running simulated thread's steps
 
 enum class WarpOp : unsigned char {
   sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all,
@@ -449,8 +463,10 @@ inline unsigned atomicDec(unsigned* a, unsigned limit) {
 }
 
 // ---- loads, bit casts, intrinsics -------------------------------------------------------------
+// A load through the read-only path; one step of simulated time (LaunchSteps).
 template <typename T>
 inline T __ldg(const T* p) {
+  ++::hulk::simt::detail::tls_steps;
   return *p;
 }
 inline unsigned __float_as_uint(float v) { return ::hulk::simt::detail::bit_cast<unsigned>(v); }

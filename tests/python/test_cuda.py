@@ -127,6 +127,10 @@ def test_bench_gpu_smoke(capsys):
     spec.loader.exec_module(bench)
     assert bench.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("| uniform") or line.startswith("| powerlaw")]
+    graph_rows = [line for line in out.splitlines() if line.startswith("| uniform") or line.startswith("| powerlaw")]
+    rows = [row for row in graph_rows if len(row.split("|")) == 17]  # the results table
     assert len(rows) == 2
     assert all(float(row.split("|")[5]) > 0 for row in rows)  # SpMM ms
+    model = [row.split("|") for row in graph_rows if len(row.split("|")) == 13]  # the model, measured beside it
+    assert [m[5].strip() for m in model] == ["spmm", "gcn", "spmm", "gcn"]
+    assert all(float(m[9]) > 0 and float(m[10]) > 0 for m in model)  # bound ms (moved), measured ms
