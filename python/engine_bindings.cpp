@@ -172,14 +172,20 @@ void bind_engine(py::module_& m) {
       .def(
           "spmm",
           [](const Graph& g, const CArray<float>& x, bool normalized) {
-            const Tensor t = to_tensor(x, "x");
-            Tensor out;
+            if (x.ndim() != 2) throw std::invalid_argument("x: expected a 2-D array, got " + std::to_string(x.ndim()) + "-D");
+            // in() carries the input edge weights; the plain neighbour sum ignores them.
+            const Csr& a = normalized ? g.gcn(false) : g.in();
+            if (x.shape(0) != a.num_cols)
+              throw std::invalid_argument("x: expected " + std::to_string(a.num_cols) + " rows, got " + std::to_string(x.shape(0)));
+            // x is read in place and the product written straight into the result: no copies.
+            py::array_t<float> out({a.num_rows, static_cast<int64_t>(x.shape(1))});
+            const float* xs = x.data();
+            float* os = out.mutable_data();
             {
               py::gil_scoped_release release;
-              // in() carries the input edge weights; the plain neighbour sum ignores them.
-              ops::spmm(normalized ? g.gcn(false) : g.in(), t, out, /*weighted=*/normalized);
+              ops::spmm_host(a, xs, x.shape(1), os, /*weighted=*/normalized);
             }
-            return to_numpy(std::move(out));
+            return out;
           },
           py::arg("x"), py::arg("normalized") = false,
           "A @ x with the in-adjacency (edge weights ignored), or D^-1/2 (A+I) D^-1/2 @ x when normalized")

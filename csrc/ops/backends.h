@@ -9,6 +9,8 @@
 
 namespace hulk::ops::cpu {
 #include "csrc/ops/backend_ops.inc"
+// spmm on host pointers (see ops::spmm_host).
+void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighted);
 }  // namespace hulk::ops::cpu
 
 #ifdef HULK_WITH_CUDA

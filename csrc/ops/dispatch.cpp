@@ -1,5 +1,6 @@
 // The public ops: argument checks and output sizing, written once for both devices, then
 // the backend's primitive through HULK_BACKEND (backends.h).
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -111,6 +112,16 @@ void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
   out.reset(a.num_rows, x.cols(), dev);
   if (out.empty() || a.nnz() == 0) return;
   HULK_BACKEND(dev, spmm, a, x, out, weighted && a.weighted());
+}
+
+void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighted) {
+  if (f < 0) throw std::invalid_argument("spmm_host: feature count must be >= 0, got " + std::to_string(f));
+  if (a.num_rows == 0 || f == 0) return;
+  if (a.nnz() == 0) {
+    std::fill(out, out + a.num_rows * f, 0.0f);
+    return;
+  }
+  cpu::spmm_host(a, x, f, out, weighted && a.weighted());
 }
 
 void check_edge_ids(const Csr& a, const Tensor& e, const char* op) {

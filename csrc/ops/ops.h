@@ -45,6 +45,10 @@ void dropout_backward(const Tensor& dy, float p, uint64_t seed, uint64_t step, T
 // out[v, :] = sum_{k in row v} w_k * x[a.indices[k], :], w_k = a.values[k] when weighted
 // and a has values, else 1.  x [a.num_cols, F] -> out [a.num_rows, F].
 void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted);
+// The same product on host memory the caller owns, on the CPU: x [a.num_cols, f] and
+// out [a.num_rows, f], both row-major; every element of out is written (it need not be
+// zeroed). Lets Graph.spmm read a numpy array in place and write straight into the result.
+void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighted);
 
 // out[v, :] = sum_{k in row v} e[a.edge_ids[k], :].  e [M, Fe] -> out [a.num_rows, Fe].
 void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out);

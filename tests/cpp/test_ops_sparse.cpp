@@ -28,7 +28,9 @@ TEST(Spmm, MatchesReferenceOnAllGraphs) {
   for (const GraphCase& gc : graph_cases()) {
     SCOPED_TRACE(gc.name);
     const Csr a = csr_of(gc.g);
-    for (int64_t f : {1, 5, 16}) {
+    // Widths reach every path of the CPU kernel: 64-column tiles, 16-column tiles, the last
+    // f % 16 columns, and their combinations.
+    for (int64_t f : {1, 5, 16, 17, 48, 64, 65, 130, 200}) {
       const DMat x = ref::random_dmat(gc.g.num_nodes, f, rng);
       Tensor out = Tensor::filled(2, 2, 3.0f);
       hulk::ops::spmm(a, ref::to_f(x), out, false);
@@ -42,6 +44,28 @@ TEST(Spmm, MatchesReferenceOnAllGraphs) {
       EXPECT_TRUE(ref::all_close(out, ref::matmul(at, x), kAtol, kRtol)) << "transpose, F " << f;
     }
   }
+}
+
+// spmm_host writes every element of caller-owned memory (prefilled with NaN here) and gives
+// the same numbers as the Tensor op.
+TEST(Spmm, HostPointersWriteEveryElement) {
+  std::mt19937 rng(203);
+  for (const GraphCase& gc : graph_cases()) {
+    SCOPED_TRACE(gc.name);
+    const Csr a = csr_of(gc.g);
+    for (int64_t f : {3, 16, 80}) {
+      const Tensor x = ref::to_f(ref::random_dmat(gc.g.num_nodes, f, rng));
+      for (bool weighted : {false, true}) {
+        Tensor expected;
+        hulk::ops::spmm(a, x, expected, weighted);
+        std::vector<float> out(static_cast<size_t>(a.num_rows * f), std::numeric_limits<float>::quiet_NaN());
+        hulk::ops::spmm_host(a, x.data(), f, out.data(), weighted);
+        for (int64_t i = 0; i < a.num_rows * f; ++i) ASSERT_EQ(out[i], expected.data()[i]) << "element " << i;
+      }
+    }
+  }
+  const Csr a = csr_of(ref::random_graph(GraphKind::Uniform, 6, 8, true, false, 9));
+  EXPECT_THROW(hulk::ops::spmm_host(a, nullptr, -1, nullptr, false), std::invalid_argument);
 }
 
 TEST(Spmm, GcnNormalisedAdjacency) {
