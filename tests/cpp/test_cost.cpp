@@ -45,7 +45,7 @@ ModelSpec toy() {
   return m;
 }
 
-Machine mach(const std::string& name, double mem_gb, double tflops) { return Machine{name, "r", mem_gb, tflops}; }
+Machine mach(const std::string& name, double mem_gb, double tflops) { return Machine{name, "r", mem_gb, tflops, "", 1}; }
 
 // m0: 100 GB, 100 TFLOP/s (1e14); m1: 200 GB, 50 TFLOP/s (5e13); link 10 ms, 8 Gbps (1e9 B/s).
 Cluster two(double mem0 = 100) { return Cluster({mach("a", mem0, 100), mach("b", 200, 50)}, {{0, 1, 10, 8}}); }
