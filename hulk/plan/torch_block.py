@@ -97,7 +97,7 @@ def make_block(spec, *, seed: int = 0, dtype=None, device=None):
 
 def make_blocks(spec, count: int, *, first: int = 0, seed: int = 0, dtype=None, device=None) -> list:
     """Blocks ``first .. first + count - 1`` of ``spec``: block ``i`` is initialised from
-    ``seed * 1_000_003 + i``, so a pipeline stage that builds layers [a, b) gets the same weights
+    ``(seed * 1_000_003 + i) mod 2^63``, so a pipeline stage that builds layers [a, b) gets the same weights
     as a single process building all layers."""
     torch = require_torch()
     check_int(count, "count", 1)
@@ -105,7 +105,7 @@ def make_blocks(spec, count: int, *, first: int = 0, seed: int = 0, dtype=None, 
     out = []
     for i in range(first, first + count):
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed * 1_000_003 + i)
+            torch.manual_seed((seed * 1_000_003 + i) % 2**63)
             block = TransformerBlock(spec.hidden, getattr(spec, "heads", None))
         out.append(block.to(device=device, dtype=dtype))
     return out
