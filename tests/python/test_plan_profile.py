@@ -196,3 +196,31 @@ def test_missing_torch_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
     with pytest.raises(InputError, match=r"pip install hulk\[torch\]"):
         torch_block.require_torch()
+
+
+def test_cli_plan_with_profiles(tmp_path, capsys):
+    from hulk.cli import main
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({"version": "hulk-cluster/1", "machines": [
+        {"name": "m0", "region": "A", "memory_gb": 48, "gpu": "RTX 3090", "gpus": 2}], "links": []}))
+    models_file = tmp_path / "models.json"
+    models_file.write_text(json.dumps({"version": "hulk-models/1", "models": [
+        {"name": "tiny", "layers": L, "hidden": 256, "seq_len": 128, "params": 4e7, "global_batch": 16,
+         "micro_batches": 4, "recompute": False}]}))
+    prof = tmp_path / "tiny-3090.json"
+    d = doc(np.random.default_rng(3))
+    prof.write_text(json.dumps(d))
+    argv = ["plan", "--cluster", str(cluster), "--models", str(models_file), "--jobs", "tiny", "--planner", "a",
+            "--profile", str(prof), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    planned = out["plans"][0] if "plans" in out else out[0]
+    assert any(n.startswith(f"compute of tiny: profile {prof}") for n in planned["notes"]), planned["notes"]
+    expect = plan(cluster_spec.from_json(str(cluster)), [models.get("tiny", models.load_models(models_file))], "a",
+                  profile=str(prof)).jobs[0]["iteration_s"]
+    assert planned["jobs"][0]["iteration_s"] == pytest.approx(expect, rel=1e-12)
+    # A second profile of the same model and GPU type, and a profile of another GPU type: errors naming the file.
+    other = tmp_path / "tiny-a100.json"
+    other.write_text(json.dumps(doc(gpu="A100")))
+    assert main(argv[:-1] + ["--profile", str(other)]) == 2
+    assert f"{other}: gpu: is 'A100', which no machine of the cluster has" in capsys.readouterr().err
