@@ -190,7 +190,7 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     if planner != "hulk":
         out = Plan(_plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations),
                    core_cluster, spec, job_specs, planner)
-        out.notes[0:0] = compute_notes
+        out.notes += compute_notes
         return out
     p, hulk_notes = _plan_hulk(spec, job_specs, model, classes, grow_rounds)
     if refine_iterations > 0:
@@ -198,7 +198,8 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
                                    int(refine_iterations))
     out = Plan(p, core_cluster, spec, job_specs, planner)
     out.planning_s = time.perf_counter() - t0  # the classification (encoding, GNN inference) is part of planning
-    out.notes[0:0] = compute_notes + hulk_notes
+    out.notes[0:0] = hulk_notes
+    out.notes += compute_notes
     return out
 
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cpp/cost_fixtures.h"
 #include "tests/cpp/reference.h"
 #include "csrc/plan/cluster.h"
 #include "csrc/plan/cost.h"
@@ -27,19 +28,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The toy model of test_cost.cpp: L = 4, h = 1000, seq = 100, P = 4e9, 8e9 FLOP per token,
 // 1000 activation bytes per token per layer, B = 8, m = 2.
-ModelSpec toy() {
-  ModelSpec m;
-  m.name = "toy";
-  m.layers = 4;
-  m.hidden = 1000;
-  m.seq_len = 100;
-  m.params = 4e9;
-  m.flops_per_token = 8e9;
-  m.activation_bytes_per_token = 1000;
-  m.global_batch = 8;
-  m.micro_batches = 2;
-  return m;
-}
+using cost_fixtures::toy;
 
 // "toy" on GPU "X": at b = 1 forward [1, 2, 3, 4] ms, backward [2, 4, 6, 8] ms (sums 10, 20);
 // at b = 4 three times that (sums 30, 60); 10 resp. 40 activation bytes per layer;
