@@ -63,6 +63,7 @@ __all__ = [
     "grow_bottleneck",
     "hulk47_spec",
     "load_models",
+    "load_profile",
     "make_dataset",
     "models",
     "plan",
