@@ -13,7 +13,7 @@
 //   1, ..., D-1, back to 0); the all-reduced bytes are 2 * params_per_layer * n_s.
 // - T_opt = max over every stage of every replica of stage_optimizer_s(i_s, n_s)
 //   (optimizer_flops_per_param * params_per_layer * n_s / F_{i_s}, or the profile's)
-//   (tensor parallel: max over the group of stage_optimizer_s(i, L) / n).
+//   (tensor parallel: max over the group of the step of machine i's P / n parameters).
 // - Tensor parallel has no pipeline: the m micro-batches run one after another, each paying
 //   its compute (the slowest machine's 1/n share, without recomputation) and 4 L all-reduces:
 //     compute_s = m * max_i (C(i, [0, L), b) / n) + T_opt   (FLOP model; a profile's own
@@ -113,6 +113,8 @@ double stage_compute_s(const Cluster& c, const ModelSpec& m, int64_t machine, in
 }
 
 double layer_compute_s(const Cluster& c, const ModelSpec& m, int64_t machine, double b) {
+  // The FLOP model's layers are alike: one layer's C, the same doubles as before profiles.
+  if (!m.profile_for(c.machine(machine).gpu)) return stage_compute_s(c, m, machine, 0, 1, b);
   return stage_compute_s(c, m, machine, 0, m.layers, b) / static_cast<double>(m.layers);
 }
 
@@ -262,12 +264,20 @@ double allreduce_s(const Cluster& c, const ModelSpec& m, const std::vector<Repli
 // recomputation (the group keeps one micro-batch's activations).
 double tensor_parallel_compute_s(const Cluster& c, const ModelSpec& m, int64_t i, size_t n, double b) {
   const Machine& mc = c.machine(i);
-  const int64_t degree = static_cast<int64_t>(n);
-  if (const Profile* p = m.profile_for(mc.gpu)) return p->compute_s(0, m.layers, b / mc.gpus, degree, false);
-  ModelSpec plain = m;
-  plain.recompute = false;
-  plain.profiles.clear();
-  return stage_compute_s(c, plain, i, 0, m.layers, b) / static_cast<double>(n);
+  if (const Profile* p = m.profile_for(mc.gpu))
+    return p->compute_s(0, m.layers, b / mc.gpus, static_cast<int64_t>(n), false);
+  const double seq = static_cast<double>(m.seq_len);
+  double flops_per_s = mc.tflops * 1e12;
+  if (m.efficiency_curve)
+    flops_per_s *= flop_efficiency(static_cast<double>(m.hidden), b / mc.gpus * seq) / kClusterUtilisation;
+  return m.flops_per_token * b * seq / (static_cast<double>(n) * flops_per_s);
+}
+
+// The optimiser step of machine i's 1/n share of all parameters.
+double tensor_parallel_optimizer_s(const Cluster& c, const ModelSpec& m, int64_t i, double n, const CostOptions& opts) {
+  const Machine& mc = c.machine(i);
+  if (const Profile* p = m.profile_for(mc.gpu)) return p->optimizer_s_per_param * m.params / n / mc.gpus;
+  return opts.optimizer_flops_per_param * m.params / n / (mc.tflops * 1e12);
 }
 
 }  // namespace
@@ -330,7 +340,7 @@ JobCost tensor_parallel_cost(const Cluster& c, const ModelSpec& m, const std::ve
   const double need = m.state_bytes(m.layers) / n + b * seq * L * m.activation_bytes_per_token / n;
   for (int64_t i : machines) {
     c_micro = std::max(c_micro, tensor_parallel_compute_s(c, m, i, machines.size(), b));
-    t_opt = std::max(t_opt, stage_optimizer_s(c, m, i, L, opts) / n);
+    t_opt = std::max(t_opt, tensor_parallel_optimizer_s(c, m, i, n, opts));
     const double cap = c.machine(i).memory_gb * 1e9;
     if (need > cap) {
       jc.memory_shortfall_bytes += need - cap;
