@@ -3,6 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
+#include <tuple>
+
 #include "csrc/plan/job_helpers.h"
 #include "csrc/plan/planners.h"
 #include "csrc/plan/plausible.h"
@@ -86,6 +89,25 @@ std::vector<Link> make_links(const std::vector<int64_t>& a, const std::vector<in
   return links;
 }
 
+// Machines from the per-machine lists; gpu and gpus may be empty (no GPU types: the FLOP
+// model everywhere, one GPU each).
+std::vector<Machine> make_machines(const std::vector<std::string>& names, const std::vector<std::string>& regions,
+                                   const std::vector<double>& memory_gb, const std::vector<double>& tflops,
+                                   const std::vector<std::string>& gpu, const std::vector<double>& gpus) {
+  const size_t n = names.size();
+  if (regions.size() != n || memory_gb.size() != n || tflops.size() != n)
+    throw std::invalid_argument("machines: names, regions, memory_gb and tflops must have the same length");
+  if ((!gpu.empty() && gpu.size() != n) || (!gpus.empty() && gpus.size() != n))
+    throw std::invalid_argument("machines: gpu and gpus must be empty or have one entry per machine");
+  std::vector<Machine> machines(n);
+  for (size_t i = 0; i < n; ++i)
+    machines[i] = Machine{names[i], regions[i], memory_gb[i], tflops[i], gpu.empty() ? std::string() : gpu[i],
+                          gpus.empty() ? 1.0 : gpus[i]};
+  return machines;
+}
+
+using ProfileEntryTuple = std::tuple<double, int64_t, std::vector<double>, std::vector<double>, std::vector<double>>;
+
 }  // namespace
 
 // Long but flat: one statement per Python name, the submodule's table of contents; the
@@ -94,56 +116,75 @@ void bind_plan(py::module_& m) {
   py::class_<ModelSpec>(m, "ModelSpec")
       .def(py::init([](std::string name, int64_t layers, int64_t hidden, int64_t seq_len, double params,
                        double flops_per_token, double bytes_per_param, double activation_bytes_per_token,
-                       int64_t global_batch, int64_t micro_batches, int64_t iterations, bool recompute) {
+                       int64_t global_batch, int64_t micro_batches, int64_t iterations, bool recompute,
+                       const std::vector<std::shared_ptr<Profile>>& profiles, bool efficiency_curve) {
              ModelSpec s{std::move(name), layers, hidden, seq_len, params, flops_per_token, bytes_per_param,
                          activation_bytes_per_token, global_batch, micro_batches, iterations, recompute};
+             s.efficiency_curve = efficiency_curve;
              s.validate();
+             for (const auto& p : profiles) s.add_profile(p);
              return s;
            }),
            py::arg("name"), py::arg("layers"), py::arg("hidden"), py::arg("seq_len"), py::arg("params"),
            py::arg("flops_per_token"), py::arg("bytes_per_param"), py::arg("activation_bytes_per_token"),
-           py::arg("global_batch"), py::arg("micro_batches"), py::arg("iterations"), py::arg("recompute"))
+           py::arg("global_batch"), py::arg("micro_batches"), py::arg("iterations"), py::arg("recompute"),
+           py::arg("profiles") = std::vector<std::shared_ptr<Profile>>{}, py::arg("efficiency_curve") = false)
       .def_readonly("name", &ModelSpec::name)
       .def("memory_bytes_whole", &ModelSpec::memory_bytes_whole, py::arg("sequences"))
       .def_property_readonly("memory_need_bytes", [](const ModelSpec& s) { return detail::memory_need(s); },
                              "The least memory any pipeline plan of the job needs (planners order jobs by it)");
+
+  py::class_<Profile, std::shared_ptr<Profile>>(m, "Profile")
+      .def(py::init([](std::string source, std::string model, std::string gpu, int64_t layers,
+                       double optimizer_s_per_param, const std::vector<ProfileEntryTuple>& entries) {
+             auto p = std::make_shared<Profile>();
+             p->source = std::move(source);
+             p->model = std::move(model);
+             p->gpu = std::move(gpu);
+             p->layers = layers;
+             p->optimizer_s_per_param = optimizer_s_per_param;
+             for (const auto& [b, tp, fwd, bwd, act] : entries) p->entries.push_back(ProfileEntry{b, tp, fwd, bwd, act});
+             p->validate();
+             return p;
+           }),
+           py::arg("source"), py::arg("model"), py::arg("gpu"), py::arg("layers"), py::arg("optimizer_s_per_param"),
+           py::arg("entries"), "entries: (micro_batch, tensor_parallel, forward_s, backward_s, activation_bytes) tuples")
+      .def("compute_s", &Profile::compute_s, py::arg("first"), py::arg("last"), py::arg("micro_batch"),
+           py::arg("tensor_parallel") = 1, py::arg("recompute") = false)
+      .def("activation_bytes", &Profile::activation_bytes, py::arg("first"), py::arg("last"), py::arg("micro_batch"),
+           py::arg("tensor_parallel") = 1);
+  m.def("flop_efficiency", &flop_efficiency, py::arg("hidden"), py::arg("tokens"),
+        "The FLOP model's efficiency curve (csrc/plan/cost.h): fraction of peak at width h, T tokens per GPU");
 
   py::class_<Cluster>(m, "PlanCluster")
       .def(py::init([](const std::vector<std::string>& names, const std::vector<std::string>& regions,
                        const std::vector<double>& memory_gb, const std::vector<double>& tflops,
                        const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                        const std::vector<double>& latency_ms, const std::vector<double>& bandwidth_gbps,
-                       const std::string& missing_links) {
-             const size_t n = names.size();
-             if (regions.size() != n || memory_gb.size() != n || tflops.size() != n) {
-               throw std::invalid_argument("machines: names, regions, memory_gb and tflops must have the same length");
-             }
-             std::vector<Machine> machines(n);
-             for (size_t i = 0; i < n; ++i) machines[i] = Machine{names[i], regions[i], memory_gb[i], tflops[i]};
-             return Cluster(std::move(machines), make_links(a, b, latency_ms, bandwidth_gbps),
-                            parse_rule(missing_links));
+                       const std::string& missing_links, const std::vector<std::string>& gpu,
+                       const std::vector<double>& gpus) {
+             return Cluster(make_machines(names, regions, memory_gb, tflops, gpu, gpus),
+                            make_links(a, b, latency_ms, bandwidth_gbps), parse_rule(missing_links));
            }),
            py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("a"), py::arg("b"),
-           py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("missing_links"))
+           py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("missing_links"),
+           py::arg("gpu") = std::vector<std::string>{}, py::arg("gpus") = std::vector<double>{})
       .def_static(
           "from_network",
           [](const std::vector<std::string>& names, const std::vector<std::string>& regions,
              const std::vector<double>& memory_gb, const std::vector<double>& tflops, int64_t n_regions,
              std::vector<int64_t> region, std::vector<double> access_ms, std::vector<double> base_latency_ms,
-             std::vector<double> base_bandwidth_gbps, std::vector<uint8_t> region_link, const std::string& missing_links) {
-            const size_t n = names.size();
-            if (regions.size() != n || memory_gb.size() != n || tflops.size() != n) {
-              throw std::invalid_argument("machines: names, regions, memory_gb and tflops must have the same length");
-            }
-            std::vector<Machine> machines(n);
-            for (size_t i = 0; i < n; ++i) machines[i] = Machine{names[i], regions[i], memory_gb[i], tflops[i]};
+             std::vector<double> base_bandwidth_gbps, std::vector<uint8_t> region_link, const std::string& missing_links,
+             const std::vector<std::string>& gpu, const std::vector<double>& gpus) {
+            std::vector<Machine> machines = make_machines(names, regions, memory_gb, tflops, gpu, gpus);
             RegionalNetwork net{n_regions, std::move(region), std::move(access_ms), std::move(base_latency_ms),
                                 std::move(base_bandwidth_gbps), std::move(region_link)};
             return Cluster::from_network(std::move(machines), std::move(net), parse_rule(missing_links));
           },
           py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("n_regions"),
           py::arg("region"), py::arg("access_ms"), py::arg("base_latency_ms"), py::arg("base_bandwidth_gbps"),
-          py::arg("region_link"), py::arg("missing_links"))
+          py::arg("region_link"), py::arg("missing_links"), py::arg("gpu") = std::vector<std::string>{},
+          py::arg("gpus") = std::vector<double>{})
       .def_property_readonly("size", &Cluster::size)
       .def_property_readonly("regional", &Cluster::regional)
       .def("latency_s", &Cluster::latency_s)
@@ -253,8 +294,10 @@ void bind_plan(py::module_& m) {
   m.def("repair_with", [](const Cluster& c, const Plan& p, const std::string& name, const std::string& region,
                           double memory_gb, double tflops, const std::vector<int64_t>& a,
                           const std::vector<int64_t>& b, const std::vector<double>& latency_ms,
-                          const std::vector<double>& bandwidth_gbps) {
-    return repair_to_tuple(
-        repair_with(c, p, Machine{name, region, memory_gb, tflops}, make_links(a, b, latency_ms, bandwidth_gbps)));
-  });
+                          const std::vector<double>& bandwidth_gbps, const std::string& gpu, double gpus) {
+    return repair_to_tuple(repair_with(c, p, Machine{name, region, memory_gb, tflops, gpu, gpus},
+                                       make_links(a, b, latency_ms, bandwidth_gbps)));
+  }, py::arg("cluster"), py::arg("plan"), py::arg("name"), py::arg("region"), py::arg("memory_gb"), py::arg("tflops"),
+     py::arg("a"), py::arg("b"), py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("gpu") = std::string(),
+     py::arg("gpus") = 1.0);
 }

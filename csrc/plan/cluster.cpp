@@ -54,6 +54,8 @@ void validate(const std::vector<Machine>& machines, const std::vector<Link>& lin
       fail(machine_label(machines, i) + ": memory_gb must be finite and > 0, got " + num(m.memory_gb));
     if (!std::isfinite(m.tflops) || m.tflops <= 0)
       fail(machine_label(machines, i) + ": tflops must be finite and > 0, got " + num(m.tflops));
+    if (!std::isfinite(m.gpus) || m.gpus <= 0)
+      fail(machine_label(machines, i) + ": gpus must be finite and > 0, got " + num(m.gpus));
     check_plausible(kMemoryGbRange, m.memory_gb, "Cluster: " + machine_label(machines, i));
     check_plausible(kTflopsRange, m.tflops, "Cluster: " + machine_label(machines, i));
   }

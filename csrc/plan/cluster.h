@@ -17,6 +17,8 @@ struct Machine {
   std::string region;    // e.g. "Beijing"
   double memory_gb = 0;  // total GPU memory of the server, GB (1e9 bytes)
   double tflops = 0;     // sustained training throughput of the server, TFLOP/s (1e12 FLOP/s)
+  std::string gpu;       // GPU type, e.g. "GeForce RTX 3090": picks a job's measured profile ("" = none)
+  double gpus = 1;       // GPUs in the server (may be fractional, see cluster_spec.py rule a), > 0
 };
 
 struct Link {

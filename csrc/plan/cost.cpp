@@ -11,12 +11,13 @@
 //   iteration_s = compute_s + comm_s.
 // - Data-parallel rings: position s's ring visits the replicas in the given order (replica 0,
 //   1, ..., D-1, back to 0); the all-reduced bytes are 2 * params_per_layer * n_s.
-// - T_opt = max over every stage of every replica of
-//   optimizer_flops_per_param * params_per_layer * n_s / F_{i_s}
-//   (tensor parallel: max over the group of optimizer_flops_per_param * P / n / F_i).
+// - T_opt = max over every stage of every replica of stage_optimizer_s(i_s, n_s)
+//   (optimizer_flops_per_param * params_per_layer * n_s / F_{i_s}, or the profile's)
+//   (tensor parallel: max over the group of the step of machine i's P / n parameters).
 // - Tensor parallel has no pipeline: the m micro-batches run one after another, each paying
-//   its compute (the slowest machine's 1/n share) and 4 L all-reduces:
-//     compute_s = m * max_i (flops_per_token * b * seq / (n F_i)) + T_opt
+//   its compute (the slowest machine's 1/n share, without recomputation) and 4 L all-reduces:
+//     compute_s = m * max_i (C(i, [0, L), b) / n) + T_opt   (FLOP model; a profile's own
+//     degree-n entries when it has them)
 //     comm_s    = m * 4 * L * allreduce_time(group, b * seq * h * 2)
 //   Memory per machine: state_bytes(L) / n + b * seq * L * activation_bytes_per_token / n.
 // - Infeasibility is reported, never thrown. An over-full machine leaves the times as the
@@ -96,13 +97,31 @@ std::string format_gb(double bytes) {
   return os.str();
 }
 
-double stage_compute_s(const ModelSpec& m, double n_layers, double b, double flops_per_s) {
-  return n_layers * (m.flops_per_token / static_cast<double>(m.layers)) * m.recompute_factor() * b *
-         static_cast<double>(m.seq_len) / flops_per_s;
+double flop_efficiency(double hidden, double tokens) {
+  return kEffMax * hidden / (hidden + kEffHalfHidden) * tokens / (tokens + kEffHalfTokens);
 }
 
-double stage_optimizer_s(const ModelSpec& m, double n_layers, double flops_per_s, const CostOptions& opts) {
-  return opts.optimizer_flops_per_param * m.params_per_layer() * n_layers / flops_per_s;
+double stage_compute_s(const Cluster& c, const ModelSpec& m, int64_t machine, int64_t first, int64_t last, double b) {
+  const Machine& mc = c.machine(machine);
+  if (const Profile* p = m.profile_for(mc.gpu)) return p->compute_s(first, last, b / mc.gpus, 1, m.recompute);
+  double flops_per_s = mc.tflops * 1e12;
+  if (m.efficiency_curve)
+    flops_per_s *= flop_efficiency(static_cast<double>(m.hidden), b / mc.gpus * static_cast<double>(m.seq_len)) /
+                   kClusterUtilisation;
+  return static_cast<double>(last - first) * (m.flops_per_token / static_cast<double>(m.layers)) *
+         m.recompute_factor() * b * static_cast<double>(m.seq_len) / flops_per_s;
+}
+
+double layer_compute_s(const Cluster& c, const ModelSpec& m, int64_t machine, double b) {
+  // The FLOP model's layers are alike: one layer's C, the same doubles as before profiles.
+  if (!m.profile_for(c.machine(machine).gpu)) return stage_compute_s(c, m, machine, 0, 1, b);
+  return stage_compute_s(c, m, machine, 0, m.layers, b) / static_cast<double>(m.layers);
+}
+
+double stage_optimizer_s(const Cluster& c, const ModelSpec& m, int64_t machine, double n_layers, const CostOptions& opts) {
+  const Machine& mc = c.machine(machine);
+  if (const Profile* p = m.profile_for(mc.gpu)) return p->optimizer_s_per_param * m.params_per_layer() * n_layers / mc.gpus;
+  return opts.optimizer_flops_per_param * m.params_per_layer() * n_layers / (mc.tflops * 1e12);
 }
 
 double gpipe_time(double sum, double bottleneck, int64_t micro_batches) { return sum + steady(micro_batches, bottleneck); }
@@ -186,12 +205,11 @@ ReplicaTime replica_time(const Cluster& c, const ModelSpec& m, const Replica& re
   for (size_t s = 0; s < S; ++s) {
     StageCost& st = out.stages[s];
     const int64_t i = rep.machines[s];
-    const double F = c.machine(i).tflops * 1e12;
     const int64_t n_s = rep.bounds[s + 1] - rep.bounds[s];
     st.machine = i;
     st.first_layer = rep.bounds[s];
     st.last_layer = rep.bounds[s + 1];
-    st.compute_s = stage_compute_s(m, static_cast<double>(n_s), b, F);
+    st.compute_s = stage_compute_s(c, m, i, st.first_layer, st.last_layer, b);
     if (s + 1 < S) {
       const int64_t j = rep.machines[s + 1];
       if (!c.reachable(i, j))
@@ -216,7 +234,7 @@ ReplicaTime replica_time(const Cluster& c, const ModelSpec& m, const Replica& re
       c_star = st.compute_s;
       x_star = st.send_s;
     }
-    out.optimizer = std::max(out.optimizer, stage_optimizer_s(m, static_cast<double>(n_s), F, opts));
+    out.optimizer = std::max(out.optimizer, stage_optimizer_s(c, m, i, static_cast<double>(n_s), opts));
   }
   out.compute = gpipe_time(sum_c, c_star, mb);  // the replica's compute share
   out.comm = gpipe_time(sum_x, x_star, mb);     // and its communication share
@@ -240,6 +258,26 @@ double allreduce_s(const Cluster& c, const ModelSpec& m, const std::vector<Repli
     t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
   }
   return t_ar;
+}
+
+// One micro-batch's compute on machine i of a tensor-parallel group of n (cost.h): no
+// recomputation (the group keeps one micro-batch's activations).
+double tensor_parallel_compute_s(const Cluster& c, const ModelSpec& m, int64_t i, size_t n, double b) {
+  const Machine& mc = c.machine(i);
+  if (const Profile* p = m.profile_for(mc.gpu))
+    return p->compute_s(0, m.layers, b / mc.gpus, static_cast<int64_t>(n), false);
+  const double seq = static_cast<double>(m.seq_len);
+  double flops_per_s = mc.tflops * 1e12;
+  if (m.efficiency_curve)
+    flops_per_s *= flop_efficiency(static_cast<double>(m.hidden), b / mc.gpus * seq) / kClusterUtilisation;
+  return m.flops_per_token * b * seq / (static_cast<double>(n) * flops_per_s);
+}
+
+// The optimiser step of machine i's 1/n share of all parameters.
+double tensor_parallel_optimizer_s(const Cluster& c, const ModelSpec& m, int64_t i, double n, const CostOptions& opts) {
+  const Machine& mc = c.machine(i);
+  if (const Profile* p = m.profile_for(mc.gpu)) return p->optimizer_s_per_param * m.params / n / mc.gpus;
+  return opts.optimizer_flops_per_param * m.params / n / (mc.tflops * 1e12);
 }
 
 }  // namespace
@@ -301,9 +339,8 @@ JobCost tensor_parallel_cost(const Cluster& c, const ModelSpec& m, const std::ve
   double c_micro = 0, t_opt = 0;
   const double need = m.state_bytes(m.layers) / n + b * seq * L * m.activation_bytes_per_token / n;
   for (int64_t i : machines) {
-    const double F = c.machine(i).tflops * 1e12;
-    c_micro = std::max(c_micro, m.flops_per_token * b * seq / (n * F));
-    t_opt = std::max(t_opt, opts.optimizer_flops_per_param * m.params / n / F);
+    c_micro = std::max(c_micro, tensor_parallel_compute_s(c, m, i, machines.size(), b));
+    t_opt = std::max(t_opt, tensor_parallel_optimizer_s(c, m, i, n, opts));
     const double cap = c.machine(i).memory_gb * 1e9;
     if (need > cap) {
       jc.memory_shortfall_bytes += need - cap;

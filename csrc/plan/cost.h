@@ -4,10 +4,22 @@
 // Devices. A machine (server) is one device with memory M_i (bytes) and sustained
 // throughput F_i (FLOP/s). Links follow the alpha-beta model of Cluster::send_time.
 //
+// Compute. C(i, [l, l'), b) is the forward + backward time of layers [l, l') for one micro-batch
+// of b sequences on machine i (g_i = Machine::gpus GPUs of type Machine::gpu), in this order:
+// - Profile (profile.h): when the job's ModelSpec has a profile for machine i's GPU type,
+//     C = Profile::compute_s(l, l', b / g_i, 1, recompute)
+//   (measured per-layer forward and backward times; each GPU runs b / g_i sequences), and the
+//   optimiser step of n layers is optimizer_s_per_param * params_per_layer * n / g_i.
+// - FLOP model otherwise:
+//     C = (l' - l) * (flops_per_token / L) * recompute_factor * b * seq / (F_i * u)
+//   where u = 1 (the cluster's tflops, peak x 0.35, as it is), or with
+//   ModelSpec::efficiency_curve u = flop_efficiency(hidden, b / g_i * seq) / kClusterUtilisation:
+//   small layers and small micro-batches reach less of the peak (flop_efficiency below).
+//
 // Pipeline (GPipe) with D replicas of S stages, m micro-batches per replica per iteration,
 // B global sequences, so b = B / (D m) sequences per micro-batch. Stage s of a replica holds
 // layers [l_s, l_{s+1}) on machine i_s:
-//   C_s = n_s * (flops_per_token / L) * b * seq / F_{i_s}        compute, forward + backward
+//   C_s = C(i_s, [l_s, l_{s+1}), b)                               compute, forward + backward
 //   X_s = 2 * send_time(i_s, i_{s+1}, boundary_bytes(b))         activations out, gradients back
 //         (0 for the last stage)
 //   T_pipe = sum_s (C_s + X_s) + (m - 1) * max_s (C_s + X_s)     (GPipe fill, steady state, drain)
@@ -17,7 +29,8 @@
 // replica all-reduce that stage's fp16 gradients (2 bytes per parameter) with a ring
 // (allreduce_time); positions sync in parallel, so the slowest position counts. Replicas
 // must then have the same layer split. Optimiser step: optimizer_flops_per_param FLOP per
-// parameter of the stage on its machine; the slowest stage counts.
+// parameter of the stage on its machine (or the profile's time per parameter); the slowest
+// stage counts.
 //   T_iter = max over replicas of T_pipe + max over positions of T_allreduce + T_opt
 // Memory of stage s: state_bytes(n_s) + m * b * seq * n_s * activation_bytes_per_token
 // (GPipe keeps every micro-batch's activations for the backward pass). With
@@ -28,7 +41,9 @@
 // whole model and its share of the batch.
 //
 // Tensor parallelism (Megatron, paper's System C) over n machines: every layer is split n
-// ways. Compute: each machine does 1/n of the FLOPs; the slowest machine sets the pace.
+// ways. Compute: each machine does 1/n of the FLOPs (FLOP model: C(i, [0, L), b) / n without
+// recomputation; profile: its entries measured at degree n, else its degree-1 times / n);
+// the slowest machine sets the pace.
 // Communication: per layer two all-reduces of the layer's activations (b * seq * h * 2
 // bytes) in the forward pass and two in the backward, for each of the m micro-batches.
 // Memory: state_bytes(L) / n + activations of one micro-batch / n per machine.
@@ -72,6 +87,35 @@ struct JobCost {
   std::vector<std::vector<StageCost>> stages;  // per replica, per stage (empty for tensor parallel)
 };
 
+// The cluster's utilisation: Machine::tflops is the peak x this (hulk/plan/cluster_spec.py,
+// rule b), so the FLOP model with a utilisation u costs FLOPs / (tflops * u / 0.35).
+constexpr double kClusterUtilisation = 0.35;
+
+// The FLOP model's efficiency curve (ModelSpec::efficiency_curve): the fraction of a GPU's
+// peak a transformer layer of width h reaches on a micro-batch of T tokens per GPU,
+//   flop_efficiency(h, T) = kEffMax * h / (h + kEffHalfHidden) * T / (T + kEffHalfTokens).
+// Saturating in both: narrow layers spend more of their time in memory-bound work (layer
+// norms, activations, residuals: bytes grow with T h, FLOPs with T h^2), and few tokens leave
+// the GEMMs too few tiles to fill the GPU. Constants fitted to public measurements,
+// MosaicML llm-foundry's MPT training benchmarks (scripts/train/benchmarking/README.md,
+// github.com/mosaicml/llm-foundry; bf16, FlashAttention, FSDP):
+// - tokens: H100 80GB, MPT-13B (h 5120): hardware FLOPs utilisation (recomputation counted,
+//   as C counts it) 39.9% at 2 x 2048 = 4,096 tokens per micro-batch against 59.0% at
+//   40 x 1024 = 40,960 tokens; T / (T + T_half) falls by that ratio, 0.675, for
+//   T_half = 2,312 tokens. One pair of points (different sequence lengths; the second with
+//   activation checkpointing): the weakest constant here.
+// - width: A100 80GB, seq 2048, 8 GPUs, no recomputation: 44.8% (125M, h 768, 40 sequences per
+//   micro-batch), 51.6% (350M, h 1024, 32), 56.9% (760M, h 1536, 24), 59.9% (1B, h 2048, 14),
+//   62.1% (3B, h 2560, 10), 64.2% (7B, h 4096, 6); kEffMax and kEffHalfHidden solved from the
+//   125M and 7B points (with their token factors) give the other four within 1.5 points
+//   (50.7, 58.2, 61.3, 62.9%).
+// These are an optimised stack's numbers: plain PyTorch, consumer GPUs and pipelines with
+// small micro-batches reach less, which is what measured profiles are for.
+constexpr double kEffMax = 0.8995;
+constexpr double kEffHalfHidden = 732;
+constexpr double kEffHalfTokens = 2312;
+double flop_efficiency(double hidden, double tokens);
+
 struct CostOptions {
   double optimizer_flops_per_param = 12;  // Adam update: a dozen FLOP per parameter
 };
@@ -79,11 +123,13 @@ struct CostOptions {
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes);
 
 // The per-stage formulas above, shared by pipeline_cost and the layer split (split.cpp):
-// C_s of n layers at b sequences per micro-batch on a machine of F FLOP/s (recomputation
-// included), the optimiser step of n layers on it, and GPipe's
-// sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s) from the sum and the maximum.
-double stage_compute_s(const ModelSpec& m, double n_layers, double b, double flops_per_s);
-double stage_optimizer_s(const ModelSpec& m, double n_layers, double flops_per_s, const CostOptions& opts);
+// C(i, [first, last), b) (recomputation included), the mean per layer of C(i, [0, L), b)
+// (the split treats layers as alike; exact unless a profile's layers differ), the optimiser
+// step of n layers on machine i, and GPipe's sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)
+// from the sum and the maximum.
+double stage_compute_s(const Cluster& c, const ModelSpec& m, int64_t machine, int64_t first, int64_t last, double b);
+double layer_compute_s(const Cluster& c, const ModelSpec& m, int64_t machine, double b);
+double stage_optimizer_s(const Cluster& c, const ModelSpec& m, int64_t machine, double n_layers, const CostOptions& opts);
 double gpipe_time(double sum, double bottleneck, int64_t micro_batches);
 
 // "84.13 GB" (4 significant digits, 1 GB = 1e9 bytes): how messages state memory.

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace hulk::plan {
 
@@ -43,6 +44,29 @@ void ModelSpec::validate() const {
   check_count(*this, "global_batch", global_batch);
   check_count(*this, "micro_batches", micro_batches);
   check_count(*this, "iterations", iterations);
+}
+
+const Profile* ModelSpec::profile_for(const std::string& gpu) const {
+  if (gpu.empty()) return nullptr;
+  for (const auto& p : profiles)
+    if (p->gpu == gpu) return p.get();
+  return nullptr;
+}
+
+void ModelSpec::add_profile(std::shared_ptr<const Profile> p) {
+  if (!p) throw std::invalid_argument(label(*this) + ": add_profile: no profile");
+  p->validate();
+  const std::string src = "profile " + p->source;
+  if (p->model != name)
+    throw std::invalid_argument(src + ": model is '" + p->model + "' but the job's model is '" + name + "'");
+  if (p->layers != layers)
+    throw std::invalid_argument(src + ": layers is " + std::to_string(p->layers) + " but model '" + name + "' has " +
+                                std::to_string(layers));
+  if (p->gpu.empty()) throw std::invalid_argument(src + ": gpu is empty");
+  if (profile_for(p->gpu))
+    throw std::invalid_argument(src + ": model '" + name + "' already has a profile for gpu '" + p->gpu + "' (" +
+                                profile_for(p->gpu)->source + ")");
+  profiles.push_back(std::move(p));
 }
 
 double ModelSpec::memory_bytes_whole(int64_t sequences) const {

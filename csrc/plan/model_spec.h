@@ -2,7 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "csrc/plan/profile.h"
 
 namespace hulk::plan {
 
@@ -21,6 +25,18 @@ struct ModelSpec {
   // GPipe re-materialisation: a stage keeps only its input activations of every micro-batch
   // and recomputes the forward pass during backward (compute x recompute_factor()).
   bool recompute = false;
+  // How compute time is costed (cost.h, "Compute"): a measured profile of this model for the
+  // machine's GPU type (Machine::gpu) when one is attached, else the FLOP model, whose
+  // utilisation is the cluster's (tflops = peak x 0.35) or, with efficiency_curve, depends on
+  // the layer's width and the tokens per micro-batch (cost.h, flop_efficiency; off by default).
+  std::vector<std::shared_ptr<const Profile>> profiles;
+  bool efficiency_curve = false;
+
+  // The profile measured on GPU type `gpu`, or nullptr (also for an empty name).
+  const Profile* profile_for(const std::string& gpu) const;
+  // Adds a profile after checking it is this model's (name and layers) and that no profile of
+  // its GPU type is attached yet; throws std::invalid_argument naming the profile's source.
+  void add_profile(std::shared_ptr<const Profile> p);
 
   // Forward = 1/3 of training FLOPs (backward = 2x forward), so recomputation adds 1/3.
   double recompute_factor() const { return recompute ? 4.0 / 3.0 : 1.0; }

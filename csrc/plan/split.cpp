@@ -9,8 +9,10 @@
 // the ring all-reduce of n layers' gradients at position s (allreduce_time is linear in the
 // bytes, so a_s = allreduce_time(ring_s, 0) and b_s its increase per layer) and o_s the slowest
 // replica's optimiser time per layer. Every term is taken from pipeline_cost's own formulas
-// (stage_compute_s, stage_optimizer_s, gpipe_time, allreduce_time in cost.h), so T equals
-// pipeline_cost(...).iteration_s up to rounding.
+// (layer_compute_s, stage_optimizer_s, gpipe_time, allreduce_time in cost.h), so T equals
+// pipeline_cost(...).iteration_s up to rounding, as long as every layer costs the same (always
+// with the FLOP model; with a measured profile whose layers differ, c_rs is their mean and T
+// an approximation that pipeline_cost then corrects).
 //
 // Search, in order:
 // 1. Small spaces (at most `exhaustive_limit` splits, scaled by 4 / D beyond 4 replicas;
@@ -174,10 +176,9 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
   for (size_t r = 0; r < D; ++r)
     for (size_t s = 0; s < S; ++s) {
       const int64_t i = replicas[r][s];
-      const double F = c.machine(i).tflops * 1e12;
-      p.c[r][s] = stage_compute_s(m, 1.0, b, F);
+      p.c[r][s] = layer_compute_s(c, m, i, b);
       if (s + 1 < S) p.x[r][s] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
-      p.o[s] = std::max(p.o[s], stage_optimizer_s(m, 1.0, F, opts));
+      p.o[s] = std::max(p.o[s], stage_optimizer_s(c, m, i, 1.0, opts));
       p.max_layers[s] = std::min(p.max_layers[s], layers_that_fit(m, b, capacity_bytes(c, i)));
     }
   if (D > 1)

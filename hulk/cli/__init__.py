@@ -1,7 +1,7 @@
-"""Command line: ``hulk plan`` (the main job), ``hulk train``, ``hulk classify`` and ``hulk info``.
+"""Command line: ``hulk plan`` (the main job), ``hulk profile``, ``hulk train``, ``hulk classify`` and ``hulk info``.
 
-One module per command (:mod:`~hulk.cli.plan`, :mod:`~hulk.cli.train`, :mod:`~hulk.cli.classify`,
-:mod:`~hulk.cli.info`), each with ``add_parser(sub)`` and ``run(args)``.
+One module per command (:mod:`~hulk.cli.plan`, :mod:`~hulk.cli.profile`, :mod:`~hulk.cli.train`,
+:mod:`~hulk.cli.classify`, :mod:`~hulk.cli.info`), each with ``add_parser(sub)`` and ``run(args)``.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import classify, info, plan, train
+from . import classify, info, plan, profile, train
 from ._args import Parser
 
-COMMANDS = (classify, plan, train, info)  # in the order of ``hulk --help``
+COMMANDS = (classify, plan, profile, train, info)  # in the order of ``hulk --help``
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from .._progress import Status
 from ..plan import cluster_spec, generate, models, report
 from ..plan.learned import LearnedPlanner
 from ..plan.planners import plan, table2_gnn
+from ..plan.profile import load_profile
 from ._args import MAX_GENERATED, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, figure_path, file_path, integer, real
 from ..errors import InputError
 
@@ -50,6 +51,12 @@ def add_parser(sub) -> None:
                                                                 "machine fails")
     p.add_argument("--add", metavar="JSON", help="then add a machine: JSON text or file with 'machine' (region, "
                                                  "memory_gb, capability or gpu or tflops) and 'links' (to, latency_ms)")
+    p.add_argument("--profile", metavar="FILE", type=file_path, action="append",
+                   help="a measured profile (hulk-profile/1, written by `hulk profile`) of one job on one GPU type; "
+                        "repeat for more models or GPU types. Profiled machines cost the job's compute from it")
+    p.add_argument("--compute-model", choices=["flop", "flop-curve"], default="flop",
+                   help="where no profile applies: flop (the cluster's tflops = peak x 0.35 for every layer; default) "
+                        "or flop-curve (efficiency grows with layer width and tokens per micro-batch)")
     p.add_argument("--json", action="store_true", help="print the plans as JSON (with the cluster's notes)")
     p.add_argument("--verbose", action="store_true", help="also print the notes on how the cluster's attributes "
                                                           "were derived")
@@ -71,12 +78,14 @@ def run(args: argparse.Namespace) -> int:
     names = _planner_names(args, jobs, default_cluster)
     add = _check_repairs(args, spec, names)
     model = _classifier(args, jobs, default_cluster, status)
+    measured = [load_profile(path) for path in args.profile or []]
     plans = []
     for k, name in enumerate(names):
         status(f"planning with {name} ({k + 1}/{len(names)})"
                + (f"; search time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
         plans.append(plan(spec, job_specs, name, time_limit_s=args.time_limit, seed=args.seed,
-                          model=model, max_iterations=args.max_iterations))
+                          model=model, max_iterations=args.max_iterations, profile=measured,
+                          compute_model=args.compute_model))
     repaired = _repaired(plans, args.fail, add)
     status.done()
     if args.json:

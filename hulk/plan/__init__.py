@@ -10,6 +10,8 @@ Modules:
 - :mod:`~hulk.plan.inputs`: :func:`as_cluster`, :func:`as_model_specs`;
 - :mod:`~hulk.plan.rules`: the greedy rule, growth, and Algorithm 1 on a classification;
 - :mod:`~hulk.plan.planners`: :func:`plan`, :func:`compare`, :class:`Plan`;
+- :mod:`~hulk.plan.profile`: measured per-layer profiles (``hulk-profile/1``, :class:`Profile`);
+- :mod:`~hulk.plan.torch_block`: the transformer block ``hulk profile`` measures (PyTorch, optional);
 - :mod:`~hulk.plan.learned`: the GNN's encoding and :class:`LearnedPlanner`;
 - :mod:`~hulk.plan.training`: the teacher's data set and :func:`train`;
 - :mod:`~hulk.plan.report`: tables and figures.
@@ -25,6 +27,7 @@ from .inputs import as_cluster, as_cluster_spec, as_model_specs
 from .learned import LearnedPlanner, decode_groups, default_planner, encode
 from .models import PAPER_JOBS_4, PAPER_JOBS_6, ModelSpec, catalogue, load_models
 from .planners import PLANNER_TITLES, PLANNERS, Plan, compare, plan, table2_gnn
+from .profile import Profile, load_profile
 from .rules import greedy_classes, grow_bottleneck, plan_classes
 from .training import make_dataset, train
 
@@ -38,6 +41,7 @@ __all__ = [
     "LearnedPlanner",
     "Machines",
     "ModelSpec",
+    "Profile",
     "Plan",
     "RegionalCluster",
     "as_cluster",
@@ -59,6 +63,7 @@ __all__ = [
     "grow_bottleneck",
     "hulk47_spec",
     "load_models",
+    "load_profile",
     "make_dataset",
     "models",
     "plan",

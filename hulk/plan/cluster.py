@@ -113,6 +113,11 @@ class Cluster(abc.ABC):
         """The direct links of machine ``i``, ``(a, b, latency_ms, bandwidth_gbps)`` arrays."""
 
     @abc.abstractmethod
+    def gpu_types(self) -> tuple:
+        """``(gpu, gpus)``: per machine its GPU type name ("" when unknown) and GPU count (1 when
+        unknown): what picks a measured profile and splits a micro-batch among a server's GPUs."""
+
+    @abc.abstractmethod
     def _make_core(self):
         """A new ``_core.plan.PlanCluster`` of this cluster."""
 

@@ -630,13 +630,18 @@ class ClusterSpec(Cluster):
         """The links of machine ``i``, in the order of ``links``."""
         return self._link_arrays([l for l in self.links if i in (l["a"], l["b"])])
 
+    def gpu_types(self) -> tuple:
+        return ([m["gpu"] or "" for m in self.machines],
+                [float(m["gpus"]) if m["gpus"] else 1.0 for m in self.machines])
+
     def _make_core(self):
         m, links = self.machines, self.links
+        gpu, gpus = self.gpu_types()
         return _core.plan.PlanCluster([x["name"] for x in m], [x["region"] for x in m],
                                       [float(x["memory_gb"]) for x in m], [float(x["tflops"]) for x in m],
                                       [int(l["a"]) for l in links], [int(l["b"]) for l in links],
                                       [float(l["latency_ms"]) for l in links], [float(l["bandwidth_gbps"]) for l in links],
-                                      self.missing_links)
+                                      self.missing_links, gpu=gpu, gpus=gpus)
 
     def locations(self) -> tuple:
         """Region names, latitude and longitude per machine: its own ``lat``/``lon``, else its

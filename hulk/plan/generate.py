@@ -475,7 +475,10 @@ class RegionalCluster(Cluster):
             names, [self.region_names[r] for r in self.region.tolist()], self.memory_gb.tolist(), self.tflops.tolist(),
             len(self.region_names), self.region.tolist(), self.access_ms.tolist(), self.base_latency_ms.ravel().tolist(),
             self.base_bandwidth_gbps.ravel().tolist(), self.region_link.ravel().astype(np.uint8).tolist(),
-            self.missing_links)
+            self.missing_links, *self.gpu_types())
+
+    def gpu_types(self) -> tuple:
+        return [self.gpu_names[g] for g in self.gpu.tolist()], [float(k) if k > 0 else 1.0 for k in self.gpus.tolist()]
 
     def locations(self) -> tuple:
         """Region names, latitude and longitude per machine: its region's coordinates."""

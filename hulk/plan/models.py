@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -96,7 +96,7 @@ PAPER_JOBS_6 = PAPER_JOBS_4 + ["RoBERTa-large", "XLNet-large"]
 
 _CORE_FIELDS = ("name", "layers", "hidden", "seq_len", "params", "flops_per_token", "bytes_per_param",
                 "activation_bytes_per_token", "global_batch", "micro_batches", "iterations", "recompute")
-_KEYS = _CORE_FIELDS + ("source", "aliases", "notes")
+_KEYS = _CORE_FIELDS + ("source", "aliases", "notes", "efficiency_curve")
 
 
 def flops_per_token_of(params: float, layers: int, hidden: int, seq_len: int) -> float:
@@ -132,10 +132,17 @@ class ModelSpec:
     source: str = ""
     aliases: list = field(default_factory=list)
     notes: str = ""
+    # How the cost model costs compute (hulk.plan.profile, csrc/plan/cost.h): measured profiles of
+    # this model (one per GPU type), else the FLOP model, with the efficiency curve when
+    # efficiency_curve is true. Not part of the catalogue's JSON.
+    profiles: tuple = field(default=(), repr=False, compare=False)
+    efficiency_curve: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.recompute, bool):
-            raise InputError(f"model {self.name!r}: recompute must be true or false, got {self.recompute!r}")
+        for key in ("recompute", "efficiency_curve"):
+            if not isinstance(getattr(self, key), bool):
+                raise InputError(f"model {self.name!r}: {key} must be true or false, got {getattr(self, key)!r}")
+        self.profiles = tuple(self.profiles)
         # Check the inputs of the formulas before using them.
         self._check_shape()
         if self.flops_per_token is None:
@@ -210,7 +217,8 @@ class ModelSpec:
 
     def to_core(self):
         """The C++ planner's model (``_core.plan.ModelSpec``) of this spec."""
-        return _core.plan.ModelSpec(**self.core_dict())
+        return _core.plan.ModelSpec(**self.core_dict(), profiles=[p.to_core() for p in self.profiles],
+                                    efficiency_curve=self.efficiency_curve)
 
     def memory_need_bytes(self) -> float:
         """Memory the job needs in all (``ModelSpec::memory_need_bytes`` of the C++ planner:
@@ -218,7 +226,12 @@ class ModelSpec:
         return float(self.to_core().memory_need_bytes)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The catalogue's JSON fields (``efficiency_curve`` only when true; profiles never)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "profiles"}
+        d["aliases"] = list(self.aliases)
+        if not self.efficiency_curve:
+            del d["efficiency_curve"]
+        return d
 
 
 def _norm(name: str) -> str:

@@ -32,6 +32,7 @@ from .._checks import check_int, check_seed, is_int, is_real
 from ..gnn import GNN
 from ..graph import Graph
 from . import learned, models
+from . import profile as profiles
 from .inputs import as_cluster, as_model_specs
 from .rules import DEFAULT_GROW_ROUNDS, check_classes, greedy_classes, grow_bottleneck
 from ..errors import InputError, InputTypeError
@@ -95,9 +96,10 @@ class Plan:
         spec = self.cluster.with_machine(machine, links)
         n, m = len(self.cluster), spec.machine_table()
         a, b, latency, bandwidth = spec.links_of(n)
+        gpu, gpus = spec.gpu_types()
         core_plan, core_cluster, moved, seconds = _core.plan.repair_with(
             self._cluster, self._plan, m.names[n], m.region_names[m.region[n]], float(m.memory_gb[n]),
-            float(m.tflops[n]), a.tolist(), b.tolist(), latency.tolist(), bandwidth.tolist())
+            float(m.tflops[n]), a.tolist(), b.tolist(), latency.tolist(), bandwidth.tolist(), gpu[n], gpus[n])
         return self._repaired(core_plan, core_cluster, spec, moved, seconds)
 
     def _repaired(self, core_plan, core_cluster, spec, moved, seconds) -> "Plan":
@@ -146,7 +148,8 @@ def refine_time_limit(time_limit_s: float) -> float:
 
 def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
          seed: int = 0, model=None, classes: Sequence[int] | None = None, max_iterations: int = 0,
-         refine_iterations: int = DEFAULT_REFINE_ITERATIONS, grow_rounds: int = DEFAULT_GROW_ROUNDS) -> Plan:
+         refine_iterations: int = DEFAULT_REFINE_ITERATIONS, grow_rounds: int = DEFAULT_GROW_ROUNDS,
+         profile=None, compute_model: str = "flop") -> Plan:
     """Plans ``jobs`` on ``cluster`` with one planner.
 
     Parameters
@@ -169,17 +172,26 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     grow_rounds : for "hulk", rounds of :func:`hulk.plan.rules.grow_bottleneck` between the classification and
         the refinement (0 = none: the classification goes through Algorithm 1 and the
         partition as it is)
+    profile : measured profiles (:mod:`hulk.plan.profile`, ``hulk-profile/1``): a path, a dict, a
+        :class:`hulk.plan.Profile`, or a list of them (one per model and GPU type). Machines of a
+        profiled GPU type cost a profiled job's compute from the measurements.
+    compute_model : the FLOP model used where no profile applies: "flop" (the cluster's tflops,
+        peak x 0.35, for every layer; the default) or "flop-curve" (an efficiency that grows
+        with the layer's width and the tokens per micro-batch, ``csrc/plan/cost.h``). The plan's
+        notes say, per job, which was used.
     """
     t0 = time.perf_counter()
     _check_plan_arguments(planner, time_limit_s, seed=seed, max_iterations=max_iterations,
                           refine_iterations=refine_iterations, grow_rounds=grow_rounds)
     spec = as_cluster(cluster)
-    job_specs = as_model_specs(jobs)
+    job_specs, compute_notes = profiles.attach(spec, as_model_specs(jobs), profiles.as_profiles(profile), compute_model)
     core_cluster = spec.to_core()
     core_jobs = [j.to_core() for j in job_specs]
     if planner != "hulk":
-        return Plan(_plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations),
-                    core_cluster, spec, job_specs, planner)
+        out = Plan(_plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations),
+                   core_cluster, spec, job_specs, planner)
+        out.notes += compute_notes
+        return out
     p, hulk_notes = _plan_hulk(spec, job_specs, model, classes, grow_rounds)
     if refine_iterations > 0:
         p = _core.plan.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
@@ -187,6 +199,7 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     out = Plan(p, core_cluster, spec, job_specs, planner)
     out.planning_s = time.perf_counter() - t0  # the classification (encoding, GNN inference) is part of planning
     out.notes[0:0] = hulk_notes
+    out.notes += compute_notes
     return out
 
 
@@ -302,7 +315,10 @@ def _hulk_classes(spec, job_specs, model, classes) -> list[int]:
 
 
 def compare(cluster, jobs: Iterable = models.PAPER_JOBS_4, planners: Sequence[str] = ("a", "b", "c", "search", "hulk"),
-            time_limit_s: float = 2.0, seed: int = 0, model=None, max_iterations: int = 0) -> list[Plan]:
+            time_limit_s: float = 2.0, seed: int = 0, model=None, max_iterations: int = 0, profile=None,
+            compute_model: str = "flop") -> list[Plan]:
     """One plan per planner, same cluster, same jobs, same cost model."""
-    return [plan(cluster, jobs, p, time_limit_s=time_limit_s, seed=seed, model=model, max_iterations=max_iterations)
+    loaded = profiles.as_profiles(profile)  # read once
+    return [plan(cluster, jobs, p, time_limit_s=time_limit_s, seed=seed, model=model, max_iterations=max_iterations,
+                 profile=loaded, compute_model=compute_model)
             for p in planners]

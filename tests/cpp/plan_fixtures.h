@@ -25,8 +25,8 @@ struct Net {
 inline Cluster two_regions(const std::vector<double>& mem_a, const std::vector<double>& mem_b, Net net = {},
                            std::vector<double> tflops = {}) {
   std::vector<Machine> ms;
-  for (size_t k = 0; k < mem_a.size(); ++k) ms.push_back({"a" + std::to_string(k), "A", mem_a[k], 100});
-  for (size_t k = 0; k < mem_b.size(); ++k) ms.push_back({"b" + std::to_string(k), "B", mem_b[k], 100});
+  for (size_t k = 0; k < mem_a.size(); ++k) ms.push_back({"a" + std::to_string(k), "A", mem_a[k], 100, "", 1});
+  for (size_t k = 0; k < mem_b.size(); ++k) ms.push_back({"b" + std::to_string(k), "B", mem_b[k], 100, "", 1});
   for (size_t k = 0; k < tflops.size() && k < ms.size(); ++k) ms[k].tflops = tflops[k];
   std::vector<Link> links;
   for (int64_t i = 0; i < static_cast<int64_t>(ms.size()); ++i)
@@ -84,7 +84,7 @@ inline Cluster random_cluster(std::mt19937_64& rng) {
 inline Cluster random_linked(std::mt19937_64& rng, int n) {
   std::uniform_real_distribution<double> mem(1.7, 8.0), fl(10.0, 300.0), bw(0.01, 10.0), lat(1.0, 80.0);
   std::vector<Machine> ms;
-  for (int s = 0; s < n; ++s) ms.push_back({"", "R", mem(rng), fl(rng)});
+  for (int s = 0; s < n; ++s) ms.push_back({"", "R", mem(rng), fl(rng), "", 1});
   std::vector<Link> links;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = i + 1; j < n; ++j) links.push_back({i, j, lat(rng), bw(rng)});

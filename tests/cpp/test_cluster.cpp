@@ -26,7 +26,7 @@ constexpr double kTol = 1e-12;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 
-Machine mach(const std::string& name, double mem = 80, double tf = 100) { return Machine{name, "r", mem, tf}; }
+Machine mach(const std::string& name, double mem = 80, double tf = 100) { return Machine{name, "r", mem, tf, "", 1}; }
 
 std::vector<Machine> machines(int n) {
   std::vector<Machine> ms;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cpp/cost_fixtures.h"
 #include "tests/cpp/reference.h"
 #include "csrc/plan/cluster.h"
 #include "csrc/plan/cost.h"
@@ -27,25 +28,9 @@ constexpr double kTol = 1e-12;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 
-// L = 4 layers, h = 1000, seq = 100, P = 4e9 (1e9 per layer), 8e9 FLOP per token (2e9 per
-// layer per token), 16 B/param, 1000 activation bytes per token per layer, B = 8, m = 2.
-ModelSpec toy() {
-  ModelSpec m;
-  m.name = "toy";
-  m.layers = 4;
-  m.hidden = 1000;
-  m.seq_len = 100;
-  m.params = 4e9;
-  m.flops_per_token = 8e9;
-  m.bytes_per_param = 16;
-  m.activation_bytes_per_token = 1000;
-  m.global_batch = 8;
-  m.micro_batches = 2;
-  m.iterations = 10;
-  return m;
-}
+using cost_fixtures::toy;  // L = 4, h = 1000, seq = 100, P = 4e9, 8e9 FLOP/token, B = 8, m = 2
 
-Machine mach(const std::string& name, double mem_gb, double tflops) { return Machine{name, "r", mem_gb, tflops}; }
+Machine mach(const std::string& name, double mem_gb, double tflops) { return Machine{name, "r", mem_gb, tflops, "", 1}; }
 
 // m0: 100 GB, 100 TFLOP/s (1e14); m1: 200 GB, 50 TFLOP/s (5e13); link 10 ms, 8 Gbps (1e9 B/s).
 Cluster two(double mem0 = 100) { return Cluster({mach("a", mem0, 100), mach("b", 200, 50)}, {{0, 1, 10, 8}}); }

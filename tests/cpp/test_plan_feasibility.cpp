@@ -95,8 +95,8 @@ TEST(PlanFeasibility, FeasibleWheneverTheBigMachinesFit) {
 // infeasible without machines, naming the disconnected sets and the rule that applied.
 TEST(PlanFeasibility, DisconnectedGroupsAreNamedAndInfeasibleJobsListNoMachines) {
   std::vector<Machine> ms;
-  for (int k = 0; k < 3; ++k) ms.push_back({"a" + std::to_string(k), "A", 4, 100});
-  for (int k = 0; k < 3; ++k) ms.push_back({"b" + std::to_string(k), "B", 4, 100});
+  for (int k = 0; k < 3; ++k) ms.push_back({"a" + std::to_string(k), "A", 4, 100, "", 1});
+  for (int k = 0; k < 3; ++k) ms.push_back({"b" + std::to_string(k), "B", 4, 100, "", 1});
   std::vector<Link> links;
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t j = i + 1; j < 6; ++j)

@@ -74,7 +74,7 @@ TEST(PlanRepair, WithAssignsTheNewMachine) {
   // that cannot reach each other are planned apart.)
   const Cluster f(c.machines(), c.links(), MissingLinkRule::Forbid);
   const Plan pf = plan_assignment(f, jobs, {0, -1, -1});
-  const Repair rf = repair_with(f, pf, Machine{"new", "A", 4, 400}, {});
+  const Repair rf = repair_with(f, pf, Machine{"new", "A", 4, 400, "", 1}, {});
   EXPECT_TRUE(rf.moved.empty());
   EXPECT_EQ(rf.plan.jobs[0].machines(), pf.jobs[0].machines());
 }
@@ -98,7 +98,7 @@ TEST(PlanRepair, RepairsEveryKindOfPlan) {
       if (p.feasible() && p.planner != "System A" && p.planner != "System C") {
         EXPECT_TRUE(r.plan.feasible()) << p.planner << " without machine " << failed;
       }
-      const Repair w = repair_with(c, p, Machine{"n", "B", 8, 100}, {{0, 5, 50, 1}, {3, 5, 1, 100}});
+      const Repair w = repair_with(c, p, Machine{"n", "B", 8, 100, "", 1}, {{0, 5, 50, 1}, {3, 5, 1, 100}});
       EXPECT_EQ(w.cluster.size(), c.size() + 1);
     }
   }

@@ -200,4 +200,4 @@ def test_the_cli_entry_points_resolve():
     from hulk.cli import build_parser, main
     assert callable(main)
     commands = build_parser()._subparsers._group_actions[0].choices
-    assert list(commands) == ["classify", "plan", "train", "info"]
+    assert list(commands) == ["classify", "plan", "profile", "train", "info"]

@@ -1,0 +1,45 @@
+"""``hulk profile``: measure a model's layer with PyTorch on this machine, write a hulk-profile/1 file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..plan import models
+from ..plan.profiling import DTYPES, measure
+from ._args import MAX_SEED, file_path, integer
+from ..errors import InputError
+
+MAX_REPEATS = 100_000
+MAX_MICRO_BATCH = 1 << 20
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("profile", help="measure a model's transformer block with PyTorch (CPU or CUDA) and write a "
+                                       "profile for `hulk plan --profile` (needs `pip install hulk[torch]`)")
+    p.add_argument("--model", required=True, help="the model: a catalogue name (see hulk/data/models.json) or one of --models")
+    p.add_argument("--models", metavar="FILE", type=file_path, help="JSON file of your own models (schema: hulk.plan.models)")
+    p.add_argument("--out", metavar="FILE", type=file_path, required=True, help="where to write the profile (JSON)")
+    p.add_argument("--micro-batch", type=integer(1, MAX_MICRO_BATCH), nargs="+", default=[1, 2, 4], metavar="B",
+                   help="micro-batch sizes to measure, in sequences per GPU (default: 1 2 4)")
+    p.add_argument("--device", default="cpu", help="PyTorch device: cpu (default), cuda or cuda:N")
+    p.add_argument("--dtype", choices=DTYPES, default="float32", help="parameter and activation type (default float32)")
+    p.add_argument("--warmup", type=integer(0, MAX_REPEATS), default=3, help="untimed passes first (default 3)")
+    p.add_argument("--repeats", type=integer(1, MAX_REPEATS), default=10,
+                   help="timed passes per size; the profile keeps their median (default 10)")
+    p.add_argument("--gpu", help="the GPU type the cluster's machines name (default: 'cpu' on the CPU, the CUDA "
+                                 "device's name on a GPU)")
+    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed of the weights and inputs")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measures, prints progress, writes the profile."""
+    if os.path.isdir(args.out):
+        raise InputError(f"--out {args.out!r} is a directory; give a file name")
+    spec = models.get(args.model, models.load_models(args.models) if args.models else None)
+    prof = measure(spec, args.micro_batch, device=args.device, dtype=args.dtype, warmup=args.warmup,
+                   repeats=args.repeats, gpu=args.gpu, seed=args.seed, progress=lambda line: print(line, flush=True))
+    prof.save(args.out)
+    print(f"profile of {spec.name} on {prof.device} written to {args.out}")
+    return 0
