@@ -101,7 +101,7 @@ from .._io import atomic_write, naming_the_file, parse_json, read_json_file
 from .cluster import (Cluster, Machines, check_plausible, city_coordinates, explicit_locations, plausible_ranges,
                       unit_vector)
 from ..errors import InputError
-from ..launch.bundle import check_address
+from .bundle import check_address
 
 __all__ = [
     "BW_FIT_A",

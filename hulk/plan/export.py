@@ -1,6 +1,6 @@
 """Export a plan as launch bundles: ``DIR/<job>/job.json`` + ``README.md`` per job, ``DIR/plan.json``.
 
-The bundle's format is documented in :mod:`hulk.launch.bundle`; ``python -m hulk.launch
+The bundle's format is documented in :mod:`hulk.plan.bundle`; ``python -m hulk.launch
 job.json`` runs it. One process per machine: the cost model treats a machine as one device,
 so each machine runs one stage of one replica. Ranks are replica-major (rank = replica *
 stages + stage); torchrun's static rendezvous (``--master-addr`` / ``--master-port`` on
@@ -24,8 +24,8 @@ import shlex
 from .._checks import is_int
 from .._io import atomic_write, read_json_file
 from ..errors import FileFormatError, InputError
-from ..launch.bundle import (ADDRESS_PLACEHOLDER, BUNDLE_VERSION, DEFAULT_PORT, check_address, check_bundle,
-                             default_heads)
+from .bundle import ADDRESS_PLACEHOLDER, BUNDLE_VERSION, DEFAULT_PORT, check_address, check_bundle
+from .torch_block import heads_of
 
 
 def load_hosts(path) -> dict:
@@ -145,7 +145,7 @@ def _bundle(plan, job, spec, names, addresses, port) -> dict:
         "torchrun", f"--nnodes={n}", f"--node-rank={r['rank']}", "--nproc-per-node=1",
         f"--master-addr={host}", f"--master-port={port}", "-m", "hulk.launch", "job.json"])) for r in ranks]
     model = dict(name=spec.name, layers=int(spec.layers), hidden=int(spec.hidden), seq_len=int(spec.seq_len),
-                 heads=default_heads(int(spec.hidden)), params=float(spec.params), global_batch=int(spec.global_batch))
+                 heads=heads_of(int(spec.hidden)), params=float(spec.params), global_batch=int(spec.global_batch))
     return {
         "version": BUNDLE_VERSION, "job": job["job"], "planner": plan.planner, "model": model,
         "micro_batches": m, "micro_batch_size": b, "nnodes": n, "nproc_per_node": 1, "ranks": ranks,

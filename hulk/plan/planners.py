@@ -119,7 +119,7 @@ class Plan:
         (stage map, model shape, a torchrun line per machine) and ``<job>/README.md``, plus
         ``plan.json``, which lists the jobs and why any got no bundle. ``hosts`` maps machine
         names to addresses (else the cluster's ``address`` fields, else a placeholder). See
-        :mod:`hulk.plan.export`; ``python -m hulk.launch <job>/job.json`` runs a bundle."""
+        :mod:`hulk.plan.export` and :mod:`hulk.plan.bundle`; ``python -m hulk.launch <job>/job.json`` runs a bundle."""
         return export.export_plan(self, directory, hosts=hosts, port=port)
 
     def __repr__(self) -> str:

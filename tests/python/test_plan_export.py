@@ -1,4 +1,4 @@
-"""Plan export: launch bundles (hulk.plan.export) and their reader (hulk.launch.bundle); no torch."""
+"""Plan export: launch bundles (hulk.plan.export) and their reader (hulk.plan.bundle); no torch."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 
 from helpers import one_line_error
 from hulk.errors import FileFormatError, InputError
-from hulk.launch import bundle
-from hulk.plan import cluster_spec, export
+from hulk.plan import bundle, cluster_spec, export
 from hulk.plan.models import ModelSpec
 from hulk.plan.planners import plan
 

@@ -1,7 +1,7 @@
 """The launch bundle's ``job.json`` (format ``hulk-launch/1``): what one job of a plan runs.
 
 ``hulk plan --export DIR`` (:func:`hulk.plan.export.export_plan`) writes one per job;
-``python -m hulk.launch DIR/<job>/job.json`` reads it with :func:`read_bundle`. The format::
+``python -m hulk.launch DIR/<job>/job.json`` reads it with :func:`read_bundle`. Pure Python (no torch). The format::
 
     {"version": "hulk-launch/1",
      "job": "BERT-large", "planner": "hulk",
@@ -122,15 +122,6 @@ def check_address(address, where: str) -> str:
     if not isinstance(address, str) or not _ADDRESS.match(address):
         raise InputError(f"{where}: address must be a host name or IP address, got {address!r:.80}")
     return address
-
-
-def default_heads(hidden: int) -> int:
-    """Attention heads of a ModelSpec (which has none): head size 64, as in GPT-2, BERT and OPT
-    (hidden / 64 heads), else the largest head count <= hidden / 64 that divides ``hidden``."""
-    for heads in range(max(1, hidden // 64), 0, -1):
-        if hidden % heads == 0:
-            return heads
-    return 1
 
 
 def _positive_int(v, field, bad) -> None:
