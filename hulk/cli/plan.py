@@ -11,6 +11,7 @@ from .. import datasets
 from .._io import parse_json, read_json_file
 from .._progress import Status
 from ..plan import cluster_spec, export, generate, models, report
+from ..plan.bundle import DEFAULT_PORT
 from ..plan.learned import LearnedPlanner
 from ..plan.planners import plan, table2_gnn
 from ._args import MAX_GENERATED, MAX_ITERATIONS, MAX_SECONDS, MAX_SEED, figure_path, file_path, integer, real
@@ -60,7 +61,7 @@ def add_parser(sub) -> None:
     p.add_argument("--hosts", metavar="FILE", type=file_path,
                    help="with --export: JSON object of machine name -> address (host name or IP) for the "
                         "rendezvous; default: the cluster file's address fields, else a placeholder")
-    p.add_argument("--port", type=integer(1, 65535), default=29500,
+    p.add_argument("--port", type=integer(1, 65535),
                    help="with --export: the rendezvous port on rank 0's machine (default 29500)")
     p.set_defaults(func=run)
 
@@ -101,7 +102,8 @@ def _export(args, p) -> None:
     """--export: the plan's launch bundles; what was written (or skipped, and why) to stderr
     when --json holds stdout."""
     hosts = export.load_hosts(args.hosts) if args.hosts else None
-    index = export.export_plan(p, args.export, hosts=hosts, hosts_path=args.hosts, port=args.port)
+    port = args.port if args.port is not None else DEFAULT_PORT
+    index = export.export_plan(p, args.export, hosts=hosts, hosts_path=args.hosts, port=port)
     out = sys.stderr if args.json else sys.stdout
     for e in index:
         where = os.path.join(args.export, e["bundle"]) if e["bundle"] else f"no bundle ({e['reason']})"
@@ -116,7 +118,7 @@ def _check_arguments(args) -> None:
         raise InputError(f"--model {args.model!r} has no effect with --classifier {args.classifier}; give one of them")
     if args.export is not None and args.planner == "all":
         raise InputError("--export writes the bundles of one plan: give --planner (a, b, c, search, hulk or table2)")
-    if (args.hosts is not None or args.port != 29500) and args.export is None:
+    if (args.hosts is not None or args.port is not None) and args.export is None:
         raise InputError("--hosts and --port go with --export")
     if args.export is not None:
         export.check_empty_directory(args.export)  # before planning, which may take long

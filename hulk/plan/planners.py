@@ -31,7 +31,7 @@ from .. import _core, datasets
 from .._checks import check_int, check_seed, is_int, is_real
 from ..gnn import GNN
 from ..graph import Graph
-from . import export, learned, models
+from . import bundle, export, learned, models
 from .inputs import as_cluster, as_model_specs
 from .rules import DEFAULT_GROW_ROUNDS, check_classes, greedy_classes, grow_bottleneck
 from ..errors import InputError, InputTypeError
@@ -114,7 +114,7 @@ class Plan:
             d.update(moved=self.moved, repair_s=self.repair_s)
         return d
 
-    def export(self, directory, hosts: dict | None = None, port: int = 29500) -> list:
+    def export(self, directory, hosts: dict | None = None, port: int = bundle.DEFAULT_PORT) -> list:
         """Writes one launch bundle per job into ``directory`` (new or empty): ``<job>/job.json``
         (stage map, model shape, a torchrun line per machine) and ``<job>/README.md``, plus
         ``plan.json``, which lists the jobs and why any got no bundle. ``hosts`` maps machine

@@ -174,3 +174,4 @@ def test_cli_export(tmp_path, capsys):
     one_line_error(base + ["--export", str(tmp_path / "new")], capsys, "--export", "--planner")
     one_line_error(base + ["--planner", "b", "--export", str(tmp_path / "out")], capsys, "not empty")
     one_line_error(base + ["--planner", "b", "--hosts", str(hosts)], capsys, "--hosts and --port go with --export")
+    one_line_error(base + ["--planner", "b", "--port", "29500"], capsys, "--hosts and --port go with --export")
