@@ -199,7 +199,8 @@ def main(argv=None):
     heads = max(1, args.hidden // 64)
     params = args.layers * block_params(args.hidden)
     model = ModelSpec(name="bench-lm", layers=args.layers, hidden=args.hidden, seq_len=args.seq_len, params=params,
-                      global_batch=args.global_batch, micro_batches=args.micro_batches, iterations=args.iterations)
+                      global_batch=args.global_batch, micro_batches=args.micro_batches, iterations=args.iterations,
+                      recompute=False)  # hulk.launch keeps every micro-batch's activations (no re-materialisation)
     sizes = sorted({args.global_batch // (d * args.micro_batches) for d in range(1, n + 1)
                     if args.global_batch // (d * args.micro_batches) >= 1})
     prof = profile_tflops(args.hidden, heads, args.seq_len, sizes, args.dtype)

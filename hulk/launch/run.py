@@ -8,7 +8,8 @@ the transformer blocks of its layer range (:mod:`hulk.plan.torch_block`, the blo
 process group per pipeline. After the backward pass the gradients of each stage are averaged
 (all-reduce, then / replicas) among the ranks that hold it, then every rank takes an Adam step.
 
-Data: random, seeded. Iteration ``t``'s global batch is ``replicas * micro_batches *
+With the bundle's ``model.recompute`` each stage runs under ``torch.utils.checkpoint``
+(GPipe's re-materialisation, as the plan costs it). Data: random, seeded. Iteration ``t``'s global batch is ``replicas * micro_batches *
 micro_batch_size`` sequences of ``[seq_len, hidden]`` inputs and targets drawn from
 ``seed`` and ``t``; replica ``d`` trains on the ``d``-th slice. The loss is the mean squared
 error of the last block's output against the target; the reported loss of an iteration is
@@ -40,6 +41,7 @@ class Shape:
     seq_len: int
     micro_batch_size: int
     bounds: list  # [S + 1] stage boundaries over ``layers``
+    recompute: bool = False  # GPipe re-materialisation of each stage
 
 
 def shape_of(doc, layers=None, hidden=None, heads=None, seq_len=None, micro_batch_size=None) -> Shape:
@@ -60,7 +62,8 @@ def shape_of(doc, layers=None, hidden=None, heads=None, seq_len=None, micro_batc
     if h % heads:
         raise InputError(f"hidden {h} must be divisible by heads {heads} (give --heads)")
     return Shape(L, h, heads, model["seq_len"] if seq_len is None else seq_len,
-                 doc["micro_batch_size"] if micro_batch_size is None else micro_batch_size, scaled)
+                 doc["micro_batch_size"] if micro_batch_size is None else micro_batch_size, scaled,
+                 model["recompute"])
 
 
 def batch(doc, shape: Shape, seed: int, iteration: int, torch, device, dtype):
@@ -72,9 +75,24 @@ def batch(doc, shape: Shape, seed: int, iteration: int, torch, device, dtype):
     return x.to(device), y.to(device)
 
 
-def _blocks(shape: Shape, first: int, last: int, seed: int, torch, device, dtype):
+def _blocks(shape: Shape, first: int, last: int, seed: int, torch, device, dtype, recompute: bool = False):
+    """Blocks [first, last) as one module; with ``recompute`` the module keeps only its input
+    for the backward pass and runs its forward again there (GPipe's re-materialisation)."""
     spec = _BlockSpec(shape.hidden, shape.heads)
-    return torch.nn.Sequential(*make_blocks(spec, last - first, first=first, seed=seed, device=device, dtype=dtype))
+    blocks = torch.nn.Sequential(*make_blocks(spec, last - first, first=first, seed=seed, device=device, dtype=dtype))
+    if not recompute:
+        return blocks
+    from torch.utils.checkpoint import checkpoint
+
+    class Recomputed(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):  # x: [batch, seq, hidden]
+            return checkpoint(self.inner, x, use_reentrant=False)
+
+    return Recomputed(blocks)
 
 
 @dataclass
@@ -112,7 +130,7 @@ def train_distributed(doc, path, shape: Shape, *, iterations: int, warmup: int, 
         pipes = [dist.new_group(ranks=p) for p in doc["pipelines"]]
         replica_groups = [dist.new_group(ranks=st["ranks"]) for st in doc["stages"]]
         torch.manual_seed(seed)
-        module = _blocks(shape, shape.bounds[s], shape.bounds[s + 1], seed, torch, dev, dtype)
+        module = _blocks(shape, shape.bounds[s], shape.bounds[s + 1], seed, torch, dev, dtype, shape.recompute)
         stage = PipelineStage(module, s, S, dev, group=pipes[d])
         mse = torch.nn.functional.mse_loss
         schedule = ScheduleGPipe(stage, n_microbatches=doc["micro_batches"], loss_fn=mse)

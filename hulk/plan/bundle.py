@@ -5,7 +5,9 @@
 
     {"version": "hulk-launch/1",
      "job": "BERT-large", "planner": "hulk",
-     "model": {"name", "layers", "hidden", "seq_len", "heads", "params", "global_batch"},
+     "model": {"name", "layers", "hidden", "seq_len", "heads", "params", "global_batch",
+               "recompute"},      # recompute: GPipe re-materialisation (keep each stage's inputs,
+                                  # recompute its forward pass in the backward), as the plan costs it
      "micro_batches": 8,          # m: micro-batches per replica per iteration (GPipe)
      "micro_batch_size": 16,      # b: sequences per micro-batch = global_batch // (replicas * m)
      "nnodes": 6,                 # processes = machines of the job; one process per machine
@@ -43,7 +45,7 @@ MAX_BUNDLE_BYTES = 64 << 20
 _ADDRESS = re.compile(r"^[A-Za-z0-9._:\[\]-]{1,253}$")  # a host name, IPv4 or (bracketed) IPv6 address
 _KEYS = ("version", "job", "planner", "model", "micro_batches", "micro_batch_size", "nnodes", "nproc_per_node",
          "ranks", "stages", "pipelines", "rendezvous", "commands", "predicted", "notes")
-_MODEL_KEYS = ("name", "layers", "hidden", "seq_len", "heads", "params", "global_batch")
+_MODEL_KEYS = ("name", "layers", "hidden", "seq_len", "heads", "params", "global_batch", "recompute")
 
 
 def read_bundle(path) -> dict:
@@ -71,6 +73,8 @@ def check_bundle(doc, path) -> None:
         bad("model", f"must be an object with keys {list(_MODEL_KEYS)}, got {model!r:.120}")
     for key in ("layers", "hidden", "seq_len", "heads", "global_batch"):
         _positive_int(model[key], f"model.{key}", bad)
+    if not isinstance(model["recompute"], bool):
+        bad("model.recompute", f"must be true or false, got {model['recompute']!r}")
     if model["hidden"] % model["heads"]:
         bad("model.heads", f"{model['heads']} does not divide model.hidden {model['hidden']}")
     for key in ("micro_batches", "micro_batch_size", "nnodes", "nproc_per_node"):

@@ -145,7 +145,8 @@ def _bundle(plan, job, spec, names, addresses, port) -> dict:
         "torchrun", f"--nnodes={n}", f"--node-rank={r['rank']}", "--nproc-per-node=1",
         f"--master-addr={host}", f"--master-port={port}", "-m", "hulk.launch", "job.json"])) for r in ranks]
     model = dict(name=spec.name, layers=int(spec.layers), hidden=int(spec.hidden), seq_len=int(spec.seq_len),
-                 heads=heads_of(int(spec.hidden)), params=float(spec.params), global_batch=int(spec.global_batch))
+                 heads=heads_of(int(spec.hidden)), params=float(spec.params), global_batch=int(spec.global_batch),
+                 recompute=bool(spec.recompute))
     return {
         "version": BUNDLE_VERSION, "job": job["job"], "planner": plan.planner, "model": model,
         "micro_batches": m, "micro_batch_size": b, "nnodes": n, "nproc_per_node": 1, "ranks": ranks,

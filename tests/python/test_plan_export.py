@@ -47,7 +47,7 @@ def test_bundle_matches_the_plan_two_replicas_two_stages(tmp_path):
     assert [st["ranks"] for st in doc["stages"]] == [[0, 2], [1, 3]]  # replica groups
     assert doc["pipelines"] == [[0, 1], [2, 3]]
     assert doc["model"] == dict(name="tiny lm", layers=8, hidden=256, seq_len=128, heads=4, params=2e9,
-                                global_batch=1024)
+                                global_batch=1024, recompute=True)
     assert doc["predicted"]["iteration_s"] == pytest.approx(job["iteration_s"])
     first = doc["ranks"][0]["address"]
     assert doc["rendezvous"] == dict(address=first, port=29500, rank=0)
@@ -147,6 +147,7 @@ def test_reader_refuses_a_changed_bundle(tmp_path):
     refused(lambda d: d["stages"][1].update(layers=[4, 7]), "stages")
     refused(lambda d: d["stages"][0].update(ranks=[0, 1]), "stages[0].ranks")
     refused(lambda d: d["model"].update(heads=3), "model.heads")
+    refused(lambda d: d["model"].update(recompute=1), "model.recompute")
     refused(lambda d: d.update(version="hulk-launch/0"), "version")
     refused(lambda d: d.update(micro_batch_size=0), "micro_batch_size")
     refused(lambda d: d["predicted"].update(iteration_s=-1.0), "predicted")
