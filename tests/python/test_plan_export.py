@@ -112,6 +112,9 @@ def test_bad_input_names_the_path_and_the_field(tmp_path):
     with pytest.raises(InputError, match="port"):
         p.export(tmp_path / "x", port=0)
     assert not (tmp_path / "x").exists()  # nothing written on refusal
+    spec = small_cluster()
+    assert [m["address"] for m in cluster_spec.from_json(spec.to_json()).machines] == [m["address"] for m in spec.machines]
+    assert "address" not in small_cluster(addresses=False).machines[0]  # optional: absent unless given
     with pytest.raises(InputError, match="machine 0 .*address"):
         cluster_spec.from_json(dict(version="hulk-cluster/1", machines=[
             dict(name="m0", region="A", gpu="T4", memory_gb=16, address="a b")]))
