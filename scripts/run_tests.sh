@@ -13,8 +13,9 @@ cmake --build build/cpp-tests -j "$(nproc)"
 ctest --test-dir build/cpp-tests --output-on-failure -j "$(nproc)"
 
 echo "== Python tests (pytest) =="
-# From the checkout root: the editable install built the extension into hulk/ here.
-python3 -m pytest tests/python -q -p no:cacheprovider
+# From the checkout root: the editable install built the extension into hulk/ here. -rs lists
+# each skip with its reason (no GPU; no PyTorch: the launch tests of hulk.launch need hulk[torch]).
+python3 -m pytest tests/python -q -p no:cacheprovider -rs
 
 # The CUDA kernels and device="cuda" on the CPU simulator (HULK_CUDA=SIMT): no GPU needed.
 bash scripts/run_cuda_tests.sh

@@ -10,7 +10,8 @@ import sys
 from .. import datasets
 from .._io import parse_json, read_json_file
 from .._progress import Status
-from ..plan import cluster_spec, generate, models, report
+from ..plan import cluster_spec, export, generate, models, report
+from ..plan.bundle import DEFAULT_PORT
 from ..plan.learned import LearnedPlanner
 from ..plan.planners import plan, table2_gnn
 from ..plan.profile import load_profile
@@ -64,6 +65,15 @@ def add_parser(sub) -> None:
                    help="write a figure: machines on a world map coloured by job (Hulk and Search) and per-job "
                         "time bars, in the format of PATH's extension (.png, .pdf, .svg, .eps, .ps; needs "
                         "matplotlib). --png is the old name of this option")
+    p.add_argument("--export", metavar="DIR", type=file_path,
+                   help="write one launch bundle per job into DIR (new or empty): <job>/job.json (stage map, "
+                        "torchrun line per machine) and README.md; run one with python -m hulk.launch. Needs one "
+                        "--planner")
+    p.add_argument("--hosts", metavar="FILE", type=file_path,
+                   help="with --export: JSON object of machine name -> address (host name or IP) for the "
+                        "rendezvous; default: the cluster file's address fields, else a placeholder")
+    p.add_argument("--port", type=integer(1, 65535),
+                   help="with --export: the rendezvous port on rank 0's machine (default 29500)")
     p.set_defaults(func=run)
 
 
@@ -96,7 +106,21 @@ def run(args: argparse.Namespace) -> int:
         report.save_figure(plans, args.png, cluster=spec)
         if not args.json:
             print(f"figure written to {args.png}")
+    if args.export:
+        _export(args, plans[0])
     return 0
+
+
+def _export(args, p) -> None:
+    """--export: the plan's launch bundles; what was written (or skipped, and why) to stderr
+    when --json holds stdout."""
+    hosts = export.load_hosts(args.hosts) if args.hosts else None
+    port = args.port if args.port is not None else DEFAULT_PORT
+    index = export.export_plan(p, args.export, hosts=hosts, hosts_path=args.hosts, port=port)
+    out = sys.stderr if args.json else sys.stdout
+    for e in index:
+        where = os.path.join(args.export, e["bundle"]) if e["bundle"] else f"no bundle ({e['reason']})"
+        print(f"export: {e['job']}: {where}", file=out)
 
 
 def _check_arguments(args) -> None:
@@ -107,6 +131,12 @@ def _check_arguments(args) -> None:
         raise InputError(f"--generate-mode {args.generate_mode} has no effect without --generate N")
     if args.model is not None and args.classifier != "learned":
         raise InputError(f"--model {args.model!r} has no effect with --classifier {args.classifier}; give one of them")
+    if args.export is not None and args.planner == "all":
+        raise InputError("--export writes the bundles of one plan: give --planner (a, b, c, search, hulk or table2)")
+    if (args.hosts is not None or args.port is not None) and args.export is None:
+        raise InputError("--hosts and --port go with --export")
+    if args.export is not None:
+        export.check_empty_directory(args.export)  # before planning, which may take long
     if args.model is not None and args.gnn:
         raise InputError(f"--model {args.model!r} has no effect with --gnn; give one of them")
 

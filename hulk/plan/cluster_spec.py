@@ -64,7 +64,8 @@ JSON schema (``from_json`` / ``to_json``), version ``"hulk-cluster/1"``
          "memory_gb": 152,                    # required, > 0
          "gpu": "RTX 3090", "gpus": 6.33,     # gpu (name or alias in gpus.json) and/or capability
          "capability": 8.6,                   #   are required; gpus optional (rule a)
-         "tflops": 314.7}                     # optional (rule b)
+         "tflops": 314.7,                     # optional (rule b)
+         "address": "10.0.0.7"}               # optional: host name or IP, used by plan exports
       ],
       "links": [                              # optional (no links = no machine talks to another)
         {"a": 0, "b": 1,                      # machine indices or machine names
@@ -100,6 +101,7 @@ from .._io import atomic_write, naming_the_file, parse_json, read_json_file
 from .cluster import (Cluster, Machines, check_plausible, city_coordinates, explicit_locations, plausible_ranges,
                       unit_vector)
 from ..errors import InputError
+from .bundle import check_address
 
 __all__ = [
     "BW_FIT_A",
@@ -149,6 +151,7 @@ BW_MIN_GBPS = 0.1
 BW_MAX_GBPS = 10.0
 
 _MACHINE_KEYS = ("name", "region", "lat", "lon", "gpu", "gpus", "capability", "memory_gb", "tflops")
+_OPTIONAL_MACHINE_KEYS = ("address",)  # kept only when given: where the machine is reached (hulk.plan.export)
 _LINK_KEYS = ("a", "b", "latency_ms", "bandwidth_gbps", "bandwidth_derived")
 _MISSING_RULES = ("route", "forbid")
 
@@ -339,7 +342,7 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
     elif not is_real(tflops) or not math.isfinite(tflops) or tflops <= 0:
         raise InputError(f"{where}: tflops must be finite and > 0, got {tflops!r}")
 
-    return {
+    out = {
         "name": raw["name"] if raw.get("name") not in (None, "") else str(i),
         "region": region,
         "lat": None if raw.get("lat") is None else raw["lat"],
@@ -350,6 +353,9 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
         "memory_gb": mem,
         "tflops": float(tflops),
     }
+    if raw.get("address") is not None:
+        out["address"] = check_address(raw["address"], where)
+    return out
 
 
 def _resolve_links(raw_links: list, notes: _Notes, first_index: int = 0) -> list:
@@ -449,7 +455,7 @@ class ClusterSpec(Cluster):
         for i, m in enumerate(self.machines):
             if not isinstance(m, dict):
                 raise InputError(f"machine {i}: expected a dict, got {type(m).__name__}")
-            extra = set(m) - set(_MACHINE_KEYS)
+            extra = set(m) - set(_MACHINE_KEYS) - set(_OPTIONAL_MACHINE_KEYS)
             missing = [k for k in _MACHINE_KEYS if k not in m]
             if extra or missing:
                 raise InputError(f"machine {i}: keys must be {list(_MACHINE_KEYS)}; "
@@ -475,6 +481,8 @@ class ClusterSpec(Cluster):
                     raise InputError(f"{where}: {key} must be finite and > 0, got {v!r}")
                 if key != "capability":
                     check_plausible(key, v, where)
+            if "address" in m:
+                check_address(m["address"], where)
             if m["gpu"] is not None:
                 try:
                     gpu_info(m["gpu"])
@@ -813,10 +821,11 @@ def _from_doc(doc, utilisation) -> ClusterSpec:
     for i, m in enumerate(machines):
         if not isinstance(m, dict):
             raise InputError(f"machine {i}: expected an object, got {m!r}")
-        extra = set(m) - set(_MACHINE_KEYS)
+        allowed = _MACHINE_KEYS + _OPTIONAL_MACHINE_KEYS
+        extra = set(m) - set(allowed)
         if extra:
-            raise InputError(f"machine {i}: unknown keys {sorted(extra)}; allowed: {list(_MACHINE_KEYS)}")
-        raw = {k: m.get(k) for k in _MACHINE_KEYS}
+            raise InputError(f"machine {i}: unknown keys {sorted(extra)}; allowed: {list(allowed)}")
+        raw = {k: m.get(k) for k in allowed}
         if raw["name"] is None:
             raw["name"] = str(i)
         elif not isinstance(raw["name"], str):  # before it is looked up by name (a list is unhashable)

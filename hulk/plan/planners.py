@@ -31,7 +31,7 @@ from .. import _core, datasets
 from .._checks import check_int, check_seed, is_int, is_real
 from ..gnn import GNN
 from ..graph import Graph
-from . import learned, models
+from . import bundle, export, learned, models
 from . import profile as profiles
 from .inputs import as_cluster, as_model_specs
 from .rules import DEFAULT_GROW_ROUNDS, check_classes, greedy_classes, grow_bottleneck
@@ -115,6 +115,14 @@ class Plan:
         if self.repair_s is not None:
             d.update(moved=self.moved, repair_s=self.repair_s)
         return d
+
+    def export(self, directory, hosts: dict | None = None, port: int = bundle.DEFAULT_PORT) -> list:
+        """Writes one launch bundle per job into ``directory`` (new or empty): ``<job>/job.json``
+        (stage map, model shape, a torchrun line per machine) and ``<job>/README.md``, plus
+        ``plan.json``, which lists the jobs and why any got no bundle. ``hosts`` maps machine
+        names to addresses (else the cluster's ``address`` fields, else a placeholder). See
+        :mod:`hulk.plan.export` and :mod:`hulk.plan.bundle`; ``python -m hulk.launch <job>/job.json`` runs a bundle."""
+        return export.export_plan(self, directory, hosts=hosts, port=port)
 
     def __repr__(self) -> str:
         state = f"makespan {self.makespan_s / 3600:.2f} h" if self.feasible else "infeasible"

@@ -93,8 +93,9 @@ def test_the_import_graph_has_no_cycle():
 
 
 def _layer(module: str) -> int:
-    """0 the engine (and the package's shared helpers), 1 hulk.plan, 2 hulk.cli."""
-    if module == "hulk.cli" or module.startswith("hulk.cli."):
+    """0 the engine (and the package's shared helpers), 1 hulk.plan, 2 hulk.cli and hulk.launch
+    (the entry point that runs an exported plan on PyTorch)."""
+    if module in ("hulk.cli", "hulk.launch") or module.startswith(("hulk.cli.", "hulk.launch.")):
         return 2
     if module == "hulk.plan" or module.startswith("hulk.plan."):
         return 1
