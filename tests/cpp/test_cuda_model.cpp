@@ -105,6 +105,32 @@ TEST_F(CudaModel, TrainingLossCurveAndPredictionsMatchCpu) {
   }
 }
 
+// A stack the paper's shortcut cannot build (issue 20): input dropout, per-layer weight decay,
+// a Linear in the middle and GCNConv last, on CUDA as on the CPU.
+TEST_F(CudaModel, LayerStackMatchesCpu) {
+  using hulk::nn::LayerKind;
+  using hulk::nn::LayerSpec;
+  const Graph g = make_graph(7, 300, 700);
+  const auto labels = make_labels(300, 4, 8);
+  ModelConfig c = config(false, hulk::ops::Pooling::Sum, false, 0.0f);
+  c.layers = {LayerSpec{LayerKind::Dropout, 0, 0.3f, NAN}, LayerSpec{LayerKind::GcnConv, 16, 0.0f, 5e-3f},
+              LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Linear, 12, 0.0f, NAN},
+              LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN},
+              LayerSpec{LayerKind::GcnConv, c.num_classes, 0.0f, NAN}};
+  Model cpu(c), gpu(c);
+  gpu.to(Device::CUDA);
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 20;
+  opts.weight_decay = 0.0f;
+  const auto want = cpu.fit(g, labels, {}, {}, opts);
+  const auto got = gpu.fit(g, labels, {}, {}, opts);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss)) << "epoch " << i + 1;
+  }
+  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+}
+
 // Labels and masks go to the device once per fit; an epoch then copies one thing back (its
 // losses and accuracies) and uploads nothing. The validation figures match the CPU's.
 TEST_F(CudaModel, EpochsCopyOnlyTheirResultsToTheHost) {
