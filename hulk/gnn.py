@@ -41,17 +41,8 @@ class GNN(Sequential):
         False replaces EdgePool by a GCNConv, which cannot see edge features (ablation).
     dropout : float
         Dropout probability between layers, in [0, 1).
-    gcn_edge_weights : bool
-        GCNConv layers use the graph's ``edge_weight`` in their normalisation.
-    standardize : bool
-        Z-score node and edge features with the statistics of the first graph fitted on;
-        the statistics are saved with the weights.
-    seed : int
-        Seeds initialisation and dropout; training is deterministic for a seed.
-    device : {"cpu", "cuda"}
-        Where the weights live and training and inference run. "cuda" needs a GPU (or the
-        SIMT build, which runs the CUDA kernels on the CPU for tests). Results come back as
-        numpy arrays either way; ``to()`` moves a model.
+    gcn_edge_weights, standardize, seed, device
+        As for :class:`hulk.Sequential`.
     """
 
     def __init__(self, num_classes: int, hidden: Sequence[int] = (64, 64), pooling: str = "sum",

@@ -27,14 +27,6 @@ Graph make_graph(uint32_t seed) {
                ref::random_tensor(el.num_edges(), kEdgeFeatures, rng), el.weights, true);
 }
 
-std::vector<int64_t> make_labels(uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> cls(-1, kClasses - 1);
-  std::vector<int64_t> y(kNodes);
-  for (auto& v : y) v = cls(rng);
-  y[0] = 0;
-  return y;
-}
 
 LayerSpec weights(LayerKind kind, int64_t width, float decay = NAN) { return {kind, width, 0.0f, decay}; }
 LayerSpec relu() { return {LayerKind::ReLU, 0, 0.0f, NAN}; }
@@ -114,7 +106,7 @@ TEST(Stack, BadStacksNameTheLayerAndValue) {
 // differences of the same loss; steps and tolerance as tests/cpp/test_model.cpp's.
 TEST(Stack, GradientsMatchFiniteDifferencesWithDropout) {
   const Graph g = make_graph(3);
-  const auto labels = make_labels(4);
+  const auto labels = ref::random_labels(kNodes, kClasses, 4);
   const auto all = stacks();
   for (size_t s = 0; s < all.size(); ++s) {
     Model model(stack_config(all[s]));
@@ -148,7 +140,7 @@ TEST(Stack, GradientsMatchFiniteDifferencesWithDropout) {
 // layer sets none (float64 Adam on the same gradients).
 TEST(Stack, AdamUsesEachLayersWeightDecay) {
   const Graph g = make_graph(6);
-  const auto labels = make_labels(7);
+  const auto labels = ref::random_labels(kNodes, kClasses, 7);
   Model model(stack_config({weights(LayerKind::GcnConv, 6, 0.3f), relu(), weights(LayerKind::Linear, 5, 0.0f), relu(),
                             weights(LayerKind::GcnConv, kClasses)}));
   const float lr = 0.05f, global_decay = 0.7f;

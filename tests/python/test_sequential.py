@@ -12,7 +12,7 @@ import pytest
 import hulk
 from hulk import _core, nn
 from stack_reference import dropout_masks, gcn_matrix, input_shapes, loss_and_grads, train
-from weightfile import parse_model_file
+from weightfile import parse_model_file, write_model_file
 
 DATA = Path(__file__).parent / "data"
 
@@ -273,3 +273,38 @@ def test_core_rejects_bad_stacks_by_name():
         with pytest.raises(hulk.InputError) as exc:
             core(layers)
         assert needle in str(exc.value)
+
+
+@pytest.mark.parametrize("old, new, needle", [
+    ("gcn:16:0.000500000024", "gcn:16:abc", "'layers[1] weight_decay' = 'abc' is not a finite number"),
+    ("gcn:16:0.000500000024", "gcn:16:-1", "layers[1] (gcn): weight_decay must be a finite number >= 0, got -1"),
+    ("gcn:16:0.000500000024", "conv:16", "configuration 'layers[1]': unknown layer 'conv'"),
+    ("relu", "relu:3", "'layers[2]' = 'relu:3' has 1 fields, relu takes 0"),
+    ("gcn:16:0.000500000024", "gcn:16:1:2", "'layers[1]' = 'gcn:16:1:2' has 3 fields, gcn takes 1 or 2"),
+    ("dropout:0.5,gcn:16", "dropout:1.5,gcn:16", "layers[0] (dropout): rate must be in [0, 1), got 1.5"),
+    ("gcn:4\n", "gcn:5\n", "the last layer gives 5 outputs but num_classes is 4"),
+    ("gcn:4\n", "gcn:4,relu\n", "layers[5] (relu): the last layer must be"),
+    ("relu,dropout:0.5,gcn:4", "relu,edge_pool:4", "layers[3] (edge_pool): EdgePool must be the first layer"),
+    ("layers=", "hidden=16,4\nlayers=", "unknown configuration key 'hidden'"),
+    ("dropout:0.5,", "relu," * 300, "lists more than 256 layers"),
+])
+def test_bad_stacks_in_a_file_name_the_entry(tmp_path, old, new, needle):
+    g, _, _, labels, train_mask = citation_like(3)
+    m = hulk.Sequential(kipf(4), seed=2)
+    m.fit(g, labels, train_mask=train_mask, epochs=1)
+    m.save(tmp_path / "kipf.hulk")
+    version, config, tensors = parse_model_file((tmp_path / "kipf.hulk").read_bytes())
+    assert old in config
+    bad = tmp_path / "bad.hulk"
+    bad.write_bytes(write_model_file(version, config.replace(old, new, 1), tensors))
+    with pytest.raises(RuntimeError) as exc:
+        hulk.Sequential.load(bad)
+    assert str(bad) in str(exc.value) and needle in str(exc.value), str(exc.value)
+
+
+def test_version_1_keys_only_in_version_1_files(tmp_path):
+    version, config, tensors = parse_model_file((DATA / "gnn_v1.hulk").read_bytes())
+    bad = tmp_path / "v2_with_v1_keys.hulk"
+    bad.write_bytes(write_model_file(2, config, tensors))
+    with pytest.raises(RuntimeError, match="unknown configuration key '(hidden|edge_pool|dropout)'"):
+        hulk.GNN.load(bad)
