@@ -10,7 +10,7 @@ import numpy as np
 from ._checks import is_int, is_real
 from .errors import InputError
 from .nn import MAX_WIDTH, Dropout, EdgePool, GCNConv, Layer, Linear, ReLU, float32_value, from_dict
-from .sequential import Sequential, format_epoch, format_epoch_header  # noqa: F401 (the CLI's import path)
+from .sequential import Sequential
 
 # Bounds of the model's shape: the limits of the model file (csrc/nn/serialize.cpp), so that every
 # model that trains can be saved and loaded back, and far above any model that fits in memory (two
