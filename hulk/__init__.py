@@ -35,12 +35,13 @@ except ImportError as _exc:  # the source folder of a checkout without its compi
         "scripts do), or run Python from another directory to use a `pip install .` installation."
     ) from None
 
-from . import datasets
+from . import datasets, nn
 from .errors import (DeviceError, FileFormatError, HulkError, InputError, InputTypeError, NotFittedError,
                      OutOfMemoryError)
 from ._device import cuda_available, cuda_simulated, cuda_unavailable_reason, get_num_threads, set_num_threads
 from .gnn import GNN
 from .graph import Graph
+from .sequential import Sequential
 
 __version__ = _core.__version__
 
@@ -54,10 +55,12 @@ __all__ = [
     "NotFittedError",
     "OutOfMemoryError",
     "Graph",
+    "Sequential",
     "cuda_available",
     "cuda_simulated",
     "cuda_unavailable_reason",
     "datasets",
+    "nn",
     "get_num_threads",
     "set_num_threads",
     "__version__",

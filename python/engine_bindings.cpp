@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <map>
 #include <omp.h>
 
 #include "csrc/graph.h"
@@ -71,18 +72,48 @@ py::dict stats_to_dict(const nn::EpochStats& s) {
   return d;
 }
 
+// A layer as {"kind": "gcn", "width": 16, "weight_decay": 5e-4 or None} / {"kind": "dropout",
+// "rate": 0.5} / {"kind": "relu"}: the keys a kind has (hulk/nn.py converts both ways).
+py::dict layer_to_dict(const nn::LayerSpec& l) {
+  py::dict d;
+  d["kind"] = nn::layer_kind_name(l.kind);
+  if (l.has_params()) {
+    d["width"] = l.width;
+    d["weight_decay"] = std::isnan(l.weight_decay) ? py::object(py::none()) : py::object(py::float_(l.weight_decay));
+  } else if (l.kind == nn::LayerKind::Dropout) {
+    d["rate"] = l.rate;
+  }
+  return d;
+}
+
+nn::LayerSpec layer_from_dict(const py::dict& d, size_t i) {
+  const std::string where = "layers[" + std::to_string(i) + "]";
+  if (!d.contains("kind")) throw std::invalid_argument(where + ": no 'kind'");
+  for (const auto& item : d) {
+    const std::string key = py::str(item.first);
+    if (key != "kind" && key != "width" && key != "rate" && key != "weight_decay")
+      throw std::invalid_argument(where + ": unknown key '" + key + "'");
+  }
+  nn::LayerSpec l;
+  l.kind = nn::parse_layer_kind(d["kind"].cast<std::string>(), where);
+  if (d.contains("width")) l.width = d["width"].cast<int64_t>();
+  if (d.contains("rate")) l.rate = d["rate"].cast<float>();
+  if (d.contains("weight_decay") && !d["weight_decay"].is_none()) l.weight_decay = d["weight_decay"].cast<float>();
+  return l;
+}
+
 py::dict config_to_dict(const nn::ModelConfig& c) {
   py::dict d;
   d["in_features"] = c.in_features;
   d["edge_features"] = c.edge_features;
   d["num_classes"] = c.num_classes;
-  d["hidden"] = c.hidden;
+  py::list layers;
+  for (const nn::LayerSpec& l : c.layers) layers.append(layer_to_dict(l));
+  d["layers"] = layers;
   d["pooling"] = c.pooling == ops::Pooling::Sum ? "sum" : "mean";
-  d["edge_pool"] = c.edge_pool;
   d["per_edge_reference"] = c.per_edge_reference;
   d["gcn_edge_weights"] = c.gcn_edge_weights;
   d["standardize"] = c.standardize;
-  d["dropout"] = c.dropout;
   d["seed"] = c.seed;
   return d;
 }
@@ -196,8 +227,9 @@ void bind_engine(py::module_& m) {
   py::class_<nn::Model>(m, "Model")
       .def(py::init([](int64_t in_features, int64_t edge_features, int64_t num_classes, std::vector<int64_t> hidden,
                        const std::string& pooling, bool edge_pool, bool per_edge_reference, bool gcn_edge_weights,
-                       bool standardize, float dropout, uint64_t seed) {
+                       bool standardize, float dropout, uint64_t seed, const std::vector<py::dict>& layers) {
              nn::ModelConfig c;
+             for (size_t i = 0; i < layers.size(); ++i) c.layers.push_back(layer_from_dict(layers[i], i));
              c.in_features = in_features;
              c.edge_features = edge_features;
              c.num_classes = num_classes;
@@ -211,9 +243,12 @@ void bind_engine(py::module_& m) {
              c.seed = seed;
              return nn::Model(c);
            }),
-           py::arg("in_features"), py::arg("edge_features"), py::arg("num_classes"), py::arg("hidden"),
-           py::arg("pooling"), py::arg("edge_pool"), py::arg("per_edge_reference"), py::arg("gcn_edge_weights"),
-           py::arg("standardize"), py::arg("dropout"), py::arg("seed"))
+           py::arg("in_features"), py::arg("edge_features"), py::arg("num_classes"),
+           py::arg("hidden") = std::vector<int64_t>{64, 64}, py::arg("pooling") = "sum", py::arg("edge_pool") = true,
+           py::arg("per_edge_reference") = false, py::arg("gcn_edge_weights") = false, py::arg("standardize") = true,
+           py::arg("dropout") = 0.0f, py::arg("seed") = 0, py::arg("layers") = std::vector<py::dict>{},
+           "The paper's shortcut (hidden, edge_pool, dropout), or the stack `layers` when given "
+           "(csrc/nn/stack.h; hidden, edge_pool and dropout are then unused)")
       .def_property_readonly("config", [](const nn::Model& mdl) { return config_to_dict(mdl.config()); })
       .def_property_readonly("num_parameters", &nn::Model::num_parameters)
       .def("parameters",
@@ -222,6 +257,32 @@ void bind_engine(py::module_& m) {
              for (const nn::Param* p : mdl.parameters()) d[py::str(p->name)] = to_numpy(p->value);
              return d;
            })
+      .def(
+          "set_parameters",
+          [](nn::Model& mdl, const std::map<std::string, CArray<float>>& values) {
+            for (const auto& [name, a] : values) {
+              nn::Param* found = nullptr;
+              for (nn::Param* p : mdl.mutable_parameters()) found = p->name == name ? p : found;
+              if (!found) throw std::invalid_argument("set_parameters: no parameter '" + name + "'");
+              const Tensor t = to_tensor(a, name.c_str());
+              if (t.rows() != found->value.rows() || t.cols() != found->value.cols())
+                throw std::invalid_argument("set_parameters: '" + name + "' has the wrong shape");
+              found->value = t.to(found->value.device());
+            }
+          },
+          py::arg("values"), "Overwrites weights by name (for gradient checks)")
+      .def(
+          "gradients",
+          [](nn::Model& mdl, const Graph& g, const CArray<int64_t>& labels, const CArray<uint8_t>& mask,
+             bool training) {
+            const double loss = mdl.compute_gradients(g, to_vector(labels, "labels"), to_vector(mask, "mask"), training);
+            py::dict grads;
+            for (const nn::Param* p : mdl.parameters()) grads[py::str(p->name)] = to_numpy(p->grad);
+            return py::make_tuple(loss, grads);
+          },
+          py::arg("graph"), py::arg("labels"), py::arg("mask"), py::arg("training") = false,
+          "(loss, {name: gradient}) of the current weights without a step; training: with the next step's "
+          "dropout masks")
       .def(
           "fit",
           [](nn::Model& mdl, const Graph& g, const CArray<int64_t>& labels, const CArray<uint8_t>& train_mask,

@@ -29,6 +29,10 @@ Param zero_param(const std::string& name, int64_t rows, int64_t cols) {
   return p;
 }
 
+void input_times_weight(const Tensor& h, const Tensor& w, Tensor& out) { ops::gemm(h, false, w, false, out); }
+
+void input_weight_grad(const Tensor& h, const Tensor& d, Tensor& w_grad) { ops::gemm(h, true, d, false, w_grad); }
+
 // ---- EdgePool ---------------------------------------------------------------------------
 
 EdgePool::EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed)
@@ -68,7 +72,7 @@ GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, 
 void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   const Csr& a = g.graph->gcn(use_edge_weights_);
   if (transform_first()) {
-    ops::gemm(h, false, w_.value, false, t_);  // [N, out]
+    input_times_weight(h, w_.value, t_);  // [N, out]
     ops::spmm(a, t_, out, /*weighted=*/true);
   } else {
     ops::spmm(a, h, ah_, /*weighted=*/true);      // [N, in]
@@ -82,7 +86,7 @@ void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout
   ops::bias_grad(dout, nullptr, b_.grad, false);
   if (transform_first()) {
     ops::spmm(a_t, dout, t_, /*weighted=*/true);        // [N, out]
-    ops::gemm(h, true, t_, false, w_.grad);             // [in, out]
+    input_weight_grad(h, t_, w_.grad);                  // [in, out]
     if (dh) ops::gemm(t_, false, w_.value, true, *dh);  // [N, in]
   } else {
     ops::gemm(ah_, true, dout, false, w_.grad);  // [in, out]
@@ -95,17 +99,17 @@ void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout
 
 // ---- Linear -----------------------------------------------------------------------------
 
-Linear::Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer)
-    : w_(glorot_param("classifier.weight", in, out, seed, init_stream(layer))), b_(zero_param("classifier.bias", 1, out)) {}
+Linear::Linear(int64_t in, int64_t out, const std::string& name, uint64_t seed, uint64_t layer)
+    : w_(glorot_param(name + ".weight", in, out, seed, init_stream(layer))), b_(zero_param(name + ".bias", 1, out)) {}
 
 void Linear::forward(const GraphInputs&, const Tensor& h, Tensor& out) {
-  ops::gemm(h, false, w_.value, false, out);
+  input_times_weight(h, w_.value, out);
   ops::add_bias(out, b_.value);
 }
 
 void Linear::backward(const GraphInputs&, const Tensor& h, const Tensor& dout, Tensor* dh) {
   ops::bias_grad(dout, nullptr, b_.grad, false);
-  ops::gemm(h, true, dout, false, w_.grad);
+  input_weight_grad(h, dout, w_.grad);
   if (dh) ops::gemm(dout, false, w_.value, true, *dh);
 }
 

@@ -5,6 +5,7 @@
 // its Params and returns the input gradient on request.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +20,15 @@ struct Param {
   std::string name;
   Tensor value, grad;
   Tensor m, v;  // Adam moments
+  float weight_decay = NAN;  // the layer's L2 decay; NaN = the fit's weight_decay
 };
+
+// A layer's input times its weight, h W ([N, in] x [in, out] -> [N, out]), and the weight's
+// gradient from it, h^T d ([N, in]^T x [N, out] -> [in, out]): the one place where the first
+// layer's input (the node features) meets its weight in GCNConv and Linear, where a sparse
+// feature matrix plugs in.
+void input_times_weight(const Tensor& h, const Tensor& w, Tensor& out);
+void input_weight_grad(const Tensor& h, const Tensor& d, Tensor& w_grad);
 
 // A graph as a model sees it: features already standardised, per-graph constants cached.
 struct GraphInputs {
@@ -44,9 +53,10 @@ class Layer {
 
 // Glorot-uniform weights [in, out] from a counter-based stream; zero bias [1, out].
 Param glorot_param(const std::string& name, int64_t in, int64_t out, uint64_t seed, uint64_t stream);
-// The stream of the weights of the model's layer at `layer` (0 = the first layer).
+// The stream of the weights of the model's layer with weights number `layer` (0 = the first).
 uint64_t init_stream(uint64_t layer);
-// The stream of the dropout mask after hidden layer `layer` at optimiser step `step`.
+// The stream of the mask of the model's Dropout number `layer` (0 = the first) at optimiser step
+// `step` (in the paper's shortcut, Dropout i follows hidden layer i).
 uint64_t dropout_stream(uint64_t layer, uint64_t step);
 Param zero_param(const std::string& name, int64_t rows, int64_t cols);
 
@@ -92,7 +102,8 @@ class GcnConv final : public Layer {
 
 class Linear final : public Layer {
  public:
-  Linear(int64_t in, int64_t out, uint64_t seed, uint64_t layer);
+  // The weights are named <name>.weight and <name>.bias ("classifier" for the model's last layer).
+  Linear(int64_t in, int64_t out, const std::string& name, uint64_t seed, uint64_t layer);
   void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
   void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }

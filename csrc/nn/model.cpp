@@ -86,16 +86,25 @@ void check_targets(const Graph& g, const std::vector<int64_t>& labels, int64_t n
 
 }  // namespace
 
+std::vector<LayerSpec> ModelConfig::stack() const {
+  return layers.empty() ? gnn_stack(hidden, edge_pool, dropout, num_classes) : layers;
+}
+
 void ModelConfig::validate() const {
   require(in_features >= 0, "in_features must be >= 0, got " + std::to_string(in_features));
   require(edge_features >= 0, "edge_features must be >= 0, got " + std::to_string(edge_features));
   require(num_classes >= 2, "num_classes must be >= 2, got " + std::to_string(num_classes));
-  require(!hidden.empty(), "hidden must list at least one layer width");
-  for (size_t i = 0; i < hidden.size(); ++i) {
-    require(hidden[i] > 0, "hidden[" + std::to_string(i) + "] must be > 0, got " + std::to_string(hidden[i]));
+  if (layers.empty()) {  // the shortcut's own fields, named as the user gave them
+    require(!hidden.empty(), "hidden must list at least one layer width");
+    for (size_t i = 0; i < hidden.size(); ++i) {
+      require(hidden[i] > 0, "hidden[" + std::to_string(i) + "] must be > 0, got " + std::to_string(hidden[i]));
+    }
+    require(dropout >= 0.0f && dropout < 1.0f, "dropout must be in [0, 1), got " + std::to_string(dropout));
   }
-  require(dropout >= 0.0f && dropout < 1.0f, "dropout must be in [0, 1), got " + std::to_string(dropout));
-  require(edge_pool || !per_edge_reference, "per_edge_reference needs edge_pool");
+  const std::vector<LayerSpec> s = stack();
+  validate_stack(s, num_classes);
+  require(!per_edge_reference || s[first_weight_layer(s)].kind == LayerKind::EdgePool,
+          "per_edge_reference needs an EdgePool layer");
 }
 
 void TrainOptions::validate() const {
@@ -108,20 +117,41 @@ void TrainOptions::validate() const {
 
 Model::Model(ModelConfig config) : config_(std::move(config)) {
   config_.validate();
-  const auto& h = config_.hidden;
-  int64_t gcn = 0;  // GCN layers are named gcn1, gcn2, ... in the weight file
-  if (config_.edge_pool) {
-    layers_.push_back(std::make_unique<EdgePool>(config_.in_features, config_.edge_features, h[0], config_.pooling,
-                                                 config_.per_edge_reference, config_.seed));
-  } else {
-    layers_.push_back(
-        std::make_unique<GcnConv>(config_.in_features, h[0], config_.gcn_edge_weights, config_.seed, ++gcn, 0));
+  config_.layers = config_.stack();
+  const std::vector<LayerSpec>& stack = config_.layers;
+  first_weights_ = first_weight_layer(stack);
+  int64_t width = config_.in_features;  // the input width of the next layer
+  uint64_t weight_layers = 0, dropouts = 0;
+  int64_t gcn = 0, linear = 0;  // GCN layers are named gcn1, gcn2, ...; Linear ones linear1, ... but the last
+  for (size_t i = 0; i < stack.size(); ++i) {
+    const LayerSpec& spec = stack[i];
+    std::unique_ptr<Layer> layer;
+    switch (spec.kind) {
+      case LayerKind::EdgePool:
+        layer = std::make_unique<EdgePool>(width, config_.edge_features, spec.width, config_.pooling,
+                                           config_.per_edge_reference, config_.seed);
+        break;
+      case LayerKind::GcnConv:
+        layer = std::make_unique<GcnConv>(width, spec.width, config_.gcn_edge_weights, config_.seed, ++gcn,
+                                          weight_layers);
+        break;
+      case LayerKind::Linear:
+        layer = std::make_unique<Linear>(width, spec.width,
+                                         i + 1 == stack.size() ? "classifier" : "linear" + std::to_string(++linear),
+                                         config_.seed, weight_layers);
+        break;
+      case LayerKind::ReLU:
+      case LayerKind::Dropout:
+        break;
+    }
+    dropout_index_.push_back(spec.kind == LayerKind::Dropout ? dropouts++ : 0);
+    if (layer) {
+      for (Param* p : layer->params()) p->weight_decay = spec.weight_decay;
+      width = spec.width;
+      ++weight_layers;
+    }
+    layers_.push_back(std::move(layer));
   }
-  for (size_t i = 1; i < h.size(); ++i) {
-    layers_.push_back(
-        std::make_unique<GcnConv>(h[i - 1], h[i], config_.gcn_edge_weights, config_.seed, ++gcn, layers_.size()));
-  }
-  layers_.push_back(std::make_unique<Linear>(h.back(), config_.num_classes, config_.seed, layers_.size()));
 }
 
 void Model::to(Device device) {
@@ -143,6 +173,7 @@ void Model::to(Device device) {
 std::vector<const Param*> Model::parameters() const {
   std::vector<const Param*> out;
   for (const auto& layer : layers_) {
+    if (!layer) continue;
     for (const Param* p : layer->params()) out.push_back(p);
   }
   return out;
@@ -151,6 +182,7 @@ std::vector<const Param*> Model::parameters() const {
 std::vector<Param*> Model::mutable_parameters() {
   std::vector<Param*> out;
   for (const auto& layer : layers_) {
+    if (!layer) continue;
     for (Param* p : layer->params()) out.push_back(p);
   }
   return out;
@@ -183,49 +215,55 @@ GraphInputs Model::prepare(const Graph& g) const {
 }
 
 void Model::clear_buffers() {
-  for (auto* v : {&outputs_, &activations_, &dropped_, &d_inputs_, &d_outputs_}) v->clear();
+  outputs_.clear();
+  d_inputs_.clear();
   inputs_.clear();
-  d_dropped_ = Tensor();
   step_logits_ = Tensor();
   step_dlogits_ = Tensor();
 }
 
 void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
-  const size_t hidden = layers_.size() - 1;
-  outputs_.resize(hidden);
-  activations_.resize(hidden);
-  dropped_.resize(hidden);
-  inputs_.assign(layers_.size(), nullptr);
+  const std::vector<LayerSpec>& stack = config_.layers;
+  outputs_.resize(stack.size());
+  inputs_.assign(stack.size(), nullptr);
   const Tensor* h = &in.x;  // borrowed: the input is read in place, never copied
-  for (size_t i = 0; i < hidden; ++i) {
+  for (size_t i = 0; i < stack.size(); ++i) {
     inputs_[i] = h;
-    layers_[i]->forward(in, *h, outputs_[i]);
-    ops::relu_forward(outputs_[i], activations_[i]);
-    if (training && config_.dropout > 0.0f) {
-      ops::dropout_forward(activations_[i], config_.dropout, config_.seed, dropout_stream(i, step_), dropped_[i]);
-      h = &dropped_[i];
-    } else {
-      h = &activations_[i];
+    Tensor& out = i + 1 == stack.size() ? logits : outputs_[i];  // the last entry has weights
+    switch (stack[i].kind) {
+      case LayerKind::ReLU:
+        ops::relu_forward(*h, out);
+        break;
+      case LayerKind::Dropout:
+        if (!drops(i, training)) continue;  // the identity: h passes on unchanged
+        ops::dropout_forward(*h, stack[i].rate, config_.seed, dropout_stream(dropout_index_[i], step_), out);
+        break;
+      default:
+        layers_[i]->forward(in, *h, out);
     }
+    h = &out;
   }
-  inputs_[hidden] = h;
-  layers_[hidden]->forward(in, *h, logits);
 }
 
 void Model::backward(const GraphInputs& in, const Tensor& dlogits, bool training) {
-  d_inputs_.resize(layers_.size());
-  d_outputs_.resize(layers_.size() - 1);
-  const Tensor* dz = &dlogits;
-  for (size_t i = layers_.size(); i-- > 0;) {
-    layers_[i]->backward(in, *inputs_[i], *dz, i > 0 ? &d_inputs_[i] : nullptr);
-    if (i == 0) break;
-    const Tensor* dh = &d_inputs_[i];
-    if (training && config_.dropout > 0.0f) {
-      ops::dropout_backward(*dh, config_.dropout, config_.seed, dropout_stream(i - 1, step_), d_dropped_);
-      dh = &d_dropped_;
+  const std::vector<LayerSpec>& stack = config_.layers;
+  d_inputs_.resize(stack.size());
+  const Tensor* dz = &dlogits;  // gradient of entry i's output
+  // Entries before the first layer with weights (input dropouts) need no gradient.
+  for (size_t i = stack.size(); i-- > first_weights_;) {
+    Tensor& dh = d_inputs_[i];
+    switch (stack[i].kind) {
+      case LayerKind::ReLU:
+        ops::relu_backward(outputs_[i], *dz, dh);  // the ReLU's output tells where it passed
+        break;
+      case LayerKind::Dropout:
+        if (!drops(i, training)) continue;
+        ops::dropout_backward(*dz, stack[i].rate, config_.seed, dropout_stream(dropout_index_[i], step_), dh);
+        break;
+      default:
+        layers_[i]->backward(in, *inputs_[i], *dz, i > first_weights_ ? &dh : nullptr);
     }
-    ops::relu_backward(activations_[i - 1], *dh, d_outputs_[i - 1]);
-    dz = &d_outputs_[i - 1];
+    dz = &dh;
   }
 }
 
@@ -342,7 +380,11 @@ void Model::optimizer_step(const GraphInputs& in, const ops::LossTargets& target
   losses.add(step_logits_, targets, &step_dlogits_);
   backward(in, step_dlogits_, /*training=*/true);
   ++step_;
-  for (Param* p : mutable_parameters()) ops::adam_step(p->value, p->grad, p->m, p->v, adam, step_);
+  for (Param* p : mutable_parameters()) {
+    ops::AdamConfig layer_adam = adam;
+    if (!std::isnan(p->weight_decay)) layer_adam.weight_decay = p->weight_decay;
+    ops::adam_step(p->value, p->grad, p->m, p->v, layer_adam, step_);
+  }
 }
 
 Tensor Model::logits(const Graph& g) {
@@ -374,15 +416,15 @@ std::vector<int64_t> Model::predict(const Graph& g) {
 }
 
 double Model::compute_gradients(const Graph& g, const std::vector<int64_t>& labels,
-                                const std::vector<uint8_t>& mask) {
+                                const std::vector<uint8_t>& mask, bool training) {
   require(labels.size() == static_cast<size_t>(g.num_nodes()), "labels: expected one entry per node");
   require(mask.empty() || mask.size() == labels.size(), "mask: expected one entry per node");
   const StreamScope scope(stream_);
   const GraphInputs in = prepare(g);
   Tensor z, dz;
-  forward(in, /*training=*/false, z);
+  forward(in, training, z);  // dropout (training) draws the masks of the next optimiser step
   const ops::LossResult r = ops::softmax_cross_entropy(z, labels.data(), mask.empty() ? nullptr : mask.data(), &dz);
-  backward(in, dz, /*training=*/false);
+  backward(in, dz, training);
   return r.loss;
 }
 

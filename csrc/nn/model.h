@@ -1,6 +1,6 @@
-// The Hulk node classifier: EdgePool -> L x GCNConv -> Linear, with ReLU and dropout
-// between layers, masked softmax cross-entropy, Adam, full-batch training with early
-// stopping, and a versioned weight file.
+// The Hulk node classifier: a stack of layers (csrc/nn/stack.h; the paper's EdgePool -> L x
+// GCNConv -> Linear with ReLU and dropout between layers by default), masked softmax
+// cross-entropy, Adam, full-batch training with early stopping, and a versioned weight file.
 #pragma once
 
 #include <functional>
@@ -13,6 +13,7 @@
 #include "csrc/graph.h"
 #include "csrc/ops/ops.h"
 #include "csrc/nn/layers.h"
+#include "csrc/nn/stack.h"
 
 namespace hulk::nn {
 
@@ -20,17 +21,22 @@ struct ModelConfig {
   int64_t in_features = 0;     // F
   int64_t edge_features = 0;   // Fe
   int64_t num_classes = 0;     // C
+  // The layer stack. Empty: the paper's shortcut gnn_stack(hidden, edge_pool, dropout,
+  // num_classes), which the Model then stores here; hidden, edge_pool and dropout are read
+  // only when layers is empty.
+  std::vector<LayerSpec> layers;
   // hidden[0] is the first layer's width (EdgePool, or GCNConv when edge_pool is off);
   // each further entry adds one GCNConv of that width. The classifier follows.
   std::vector<int64_t> hidden{64, 64};
-  ops::Pooling pooling = ops::Pooling::Sum;
+  ops::Pooling pooling = ops::Pooling::Sum;  // EdgePool's
   bool edge_pool = true;
   bool per_edge_reference = false;  // EdgePool through the per-edge path (for checking)
   bool gcn_edge_weights = false;    // GCNConv uses the graph's edge weights
   bool standardize = true;          // z-score features with statistics of the first fit graph
-  float dropout = 0.0f;
+  float dropout = 0.0f;  // after each hidden layer of the shortcut
   uint64_t seed = 0;
 
+  std::vector<LayerSpec> stack() const;  // layers, or the shortcut's stack when layers is empty
   void validate() const;  // throws std::invalid_argument naming the field and value
 };
 
@@ -44,7 +50,7 @@ struct FeatureScaler {
 struct TrainOptions {
   int64_t epochs = 200;
   float lr = 0.01f;
-  float weight_decay = 5e-4f;
+  float weight_decay = 5e-4f;  // for layers whose LayerSpec sets none
   int64_t patience = 0;      // stop after this many epochs without a better validation loss; 0 = never
   bool restore_best = true;  // with patience and a validation set: keep the best epoch's weights
   void validate() const;
@@ -96,9 +102,11 @@ class Model {
   Tensor predict_proba(const Graph& g);  // [N, C]
   std::vector<int64_t> predict(const Graph& g);  // [N]
 
-  // Loss of the current weights in evaluation mode (no dropout) with every parameter's
-  // gradient written to Param::grad; no optimiser step. For gradient checks.
-  double compute_gradients(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask);
+  // Loss of the current weights with every parameter's gradient written to Param::grad; no
+  // optimiser step. For gradient checks. training: with the dropout masks the next optimiser
+  // step would draw (a fixed function of the weights until that step), else evaluation mode.
+  double compute_gradients(const Graph& g, const std::vector<int64_t>& labels, const std::vector<uint8_t>& mask,
+                           bool training = false);
   std::vector<Param*> mutable_parameters();
 
   // Loss and accuracy of the current weights (evaluation mode) on the masked labels.
@@ -119,18 +127,19 @@ class Model {
   void optimizer_step(const GraphInputs& in, const ops::LossTargets& targets, ops::LossBatch& losses,
                       const ops::AdamConfig& adam);
 
-  ModelConfig config_;
+  // Whether stack entry i (a Dropout) drops in this pass.
+  bool drops(size_t i, bool training) const { return training && config_.layers[i].rate > 0.0f; }
+
+  ModelConfig config_;  // config_.layers is the stack, always set
   FeatureScaler scaler_;
-  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<std::unique_ptr<Layer>> layers_;  // per stack entry: the layer with weights, or null
+  std::vector<uint64_t> dropout_index_;         // per stack entry: its ordinal among the Dropouts (its stream)
+  size_t first_weights_ = 0;                    // stack entry of the first layer with weights
   // Buffers of forward and backward, reused from epoch to epoch (issue 20: no per-epoch
-  // copies or allocations of N-row matrices). Index i is hidden layer / layer i.
-  std::vector<Tensor> outputs_;      // pre-ReLU output of each hidden layer
-  std::vector<Tensor> activations_;  // post-ReLU (pre-dropout) output of each hidden layer
-  std::vector<Tensor> dropped_;      // after dropout (training with dropout only)
-  std::vector<const Tensor*> inputs_;  // each layer's input in the last forward: borrowed, never copied
-  std::vector<Tensor> d_inputs_;     // gradient of each layer's input (layer 0: none)
-  std::vector<Tensor> d_outputs_;    // gradient of each hidden layer's pre-ReLU output
-  Tensor d_dropped_;                 // dropout backward's output
+  // copies or allocations of N-row matrices). Index i is stack entry i.
+  std::vector<Tensor> outputs_;        // each entry's output (the last one's is the caller's logits)
+  std::vector<const Tensor*> inputs_;  // each entry's input in the last forward: borrowed, never copied
+  std::vector<Tensor> d_inputs_;       // gradient of each entry's input (none before first_weights_)
   Tensor step_logits_, step_dlogits_;  // optimizer_step's logits and their gradient
   int64_t step_ = 0;                 // optimiser steps taken (Adam bias correction, dropout stream)
   Device device_ = Device::CPU;

@@ -1,15 +1,24 @@
-// Weight file format, version 1 (all integers and floats little-endian):
+// Weight file format, version 2 (all integers and floats little-endian):
 //
 //   8 bytes   magic "HULKGNN\0"
-//   u32       format version (1)
+//   u32       format version (2; version 1 files still load)
 //   u32 n, n bytes   model configuration as "key=value\n" lines (see write_config)
 //   u32       tensor count
 //   per tensor: u32 n, n bytes name; i64 rows; i64 cols; rows*cols f32 values
 //
+// Version 2's configuration keys: in_features, edge_features, num_classes, layers, pooling,
+// per_edge_reference, gcn_edge_weights, standardize, seed. `layers` is the stack
+// (csrc/nn/stack.h), its entries separated by ',', each a kind and its fields separated by ':':
+// "edge_pool:W", "gcn:W", "linear:W" with an optional ":D" (the layer's weight decay), "relu",
+// "dropout:P". Kipf and Welling's GCN on 7 classes: "gcn:16:0.0005,relu,dropout:0.5,gcn:7".
+// Version 1 had no `layers` but the shortcut's keys hidden (comma-separated widths),
+// edge_pool (0/1) and dropout: the stack csrc/nn/stack.h's gnn_stack builds from them.
+//
 // Tensors are the parameters in model order ("edge_pool.weight", "gcn1.weight", ...,
-// "classifier.bias") and, when fitted, the feature scaler ("scaler.x_mean", ...). Adam
-// moments are not stored: a loaded model predicts identically; training it again starts
-// the optimiser afresh.
+// "linear1.weight", ..., "classifier.bias": GCNConv and Linear layers numbered from 1 in stack
+// order, a Linear last is the classifier) and, when fitted, the feature scaler
+// ("scaler.x_mean", ...). Adam moments are not stored: a loaded model predicts identically;
+// training it again starts the optimiser afresh.
 //
 // Loading trusts nothing in the file. The configuration must hold each known key exactly
 // once, with a well-formed value inside the limits below (no sign on the seed, no extra
@@ -31,6 +40,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -43,11 +54,12 @@ namespace hulk::nn {
 namespace {
 
 constexpr char kMagic[8] = {'H', 'U', 'L', 'K', 'G', 'N', 'N', '\0'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 // Sane limits for what a weight file may claim (far above any model this engine trains).
-constexpr int64_t kMaxWidth = 1 << 20;        // in_features, edge_features, num_classes, each hidden width
-constexpr size_t kMaxLayers = 64;             // entries of hidden
-constexpr uint32_t kMaxConfigBytes = 4096;    // the configuration text
+constexpr int64_t kMaxWidth = kMaxLayerWidth;  // in_features, edge_features, num_classes, each layer's width
+constexpr size_t kMaxLayers = 64;              // entries of hidden (version 1)
+constexpr uint32_t kMaxConfigBytes = 16384;    // the configuration text (kMaxStackLayers entries of ~30 bytes)
 constexpr uint32_t kMaxNameBytes = 64;        // a tensor name
 
 static_assert(sizeof(float) == 4, "the weight format stores IEEE float32");
@@ -141,14 +153,35 @@ class Reader {
   uint64_t left_;
 };
 
+// Shortest text that reads back as the same float.
+std::string float_text(float v) {
+  std::ostringstream s;
+  s << std::setprecision(std::numeric_limits<float>::max_digits10) << v;
+  return s.str();
+}
+
+std::string write_layers(const std::vector<LayerSpec>& layers) {
+  std::string out;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& l = layers[i];
+    out += (i ? "," : "") + std::string(layer_kind_name(l.kind));
+    if (l.has_params()) {
+      out += ":" + std::to_string(l.width);
+      if (!std::isnan(l.weight_decay)) out += ":" + float_text(l.weight_decay);
+    } else if (l.kind == LayerKind::Dropout) {
+      out += ":" + float_text(l.rate);
+    }
+  }
+  return out;
+}
+
+// Version 2's configuration of a model (its config's layers hold the stack).
 std::string write_config(const ModelConfig& c) {
   std::ostringstream s;
   s << "in_features=" << c.in_features << "\nedge_features=" << c.edge_features << "\nnum_classes=" << c.num_classes
-    << "\nhidden=";
-  for (size_t i = 0; i < c.hidden.size(); ++i) s << (i ? "," : "") << c.hidden[i];
-  s << "\npooling=" << (c.pooling == ops::Pooling::Sum ? "sum" : "mean") << "\nedge_pool=" << c.edge_pool
+    << "\nlayers=" << write_layers(c.layers) << "\npooling=" << (c.pooling == ops::Pooling::Sum ? "sum" : "mean")
     << "\nper_edge_reference=" << c.per_edge_reference << "\ngcn_edge_weights=" << c.gcn_edge_weights
-    << "\nstandardize=" << c.standardize << "\ndropout=" << c.dropout << "\nseed=" << c.seed << "\n";
+    << "\nstandardize=" << c.standardize << "\nseed=" << c.seed << "\n";
   return s.str();
 }
 
@@ -170,11 +203,79 @@ bool parse_bool(const std::string& key, const std::string& text, const Reader& r
   return text == "1";
 }
 
-ModelConfig read_config(const std::string& text, const Reader& r) {
-  static const std::set<std::string> known = {"in_features", "edge_features",      "num_classes",
-                                              "hidden",      "pooling",            "edge_pool",
-                                              "per_edge_reference", "gcn_edge_weights", "standardize",
-                                              "dropout",     "seed"};
+// A finite decimal number.
+float parse_float(const std::string& key, const std::string& text, const Reader& r) {
+  char* end = nullptr;
+  const double d = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(d)) {
+    r.fail("configuration '" + key + "' = '" + text + "' is not a finite number");
+  }
+  return static_cast<float>(d);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t at = text.find(sep, start);
+    out.push_back(text.substr(start, at - start));
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
+// Version 2's `layers` (the stack is checked as a whole by ModelConfig::validate).
+std::vector<LayerSpec> parse_layers(const std::string& text, const Reader& r) {
+  std::vector<LayerSpec> out;
+  for (const std::string& entry : split(text, ',')) {
+    if (out.size() == kMaxStackLayers) {
+      r.fail("configuration 'layers' lists more than " + std::to_string(kMaxStackLayers) + " layers");
+    }
+    const std::string key = "layers[" + std::to_string(out.size()) + "]";
+    const std::vector<std::string> f = split(entry, ':');
+    LayerSpec l;
+    try {
+      l.kind = parse_layer_kind(f[0], "configuration '" + key + "'");
+    } catch (const std::invalid_argument& e) {
+      r.fail(e.what());
+    }
+    const size_t fields = l.has_params() || l.kind == LayerKind::Dropout ? 1 : 0;  // the width or rate
+    const size_t optional = l.has_params() ? 1 : 0;  // the weight decay
+    if (f.size() - 1 < fields || f.size() - 1 > fields + optional) {
+      r.fail("configuration '" + key + "' = '" + entry + "' has " + std::to_string(f.size() - 1) + " fields, " +
+             layer_kind_name(l.kind) + " takes " + std::to_string(fields) +
+             (optional ? " or " + std::to_string(fields + optional) : std::string()));
+    }
+    if (l.has_params()) {
+      l.width = static_cast<int64_t>(parse_uint(key + " width", f[1], static_cast<uint64_t>(kMaxWidth), r));
+      if (f.size() == 3) l.weight_decay = parse_float(key + " weight_decay", f[2], r);
+    } else if (l.kind == LayerKind::Dropout) {
+      l.rate = parse_float(key + " rate", f[1], r);
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+// Version 1's shortcut keys: comma-separated hidden widths.
+std::vector<int64_t> parse_hidden(const std::string& hidden, const Reader& r) {
+  std::vector<int64_t> out;
+  for (const std::string& w : split(hidden, ',')) {
+    if (out.size() == kMaxLayers) r.fail("configuration 'hidden' lists more than " + std::to_string(kMaxLayers) + " layers");
+    out.push_back(static_cast<int64_t>(parse_uint("hidden", w, static_cast<uint64_t>(kMaxWidth), r)));
+  }
+  return out;
+}
+
+ModelConfig read_config(const std::string& text, uint32_t version, const Reader& r) {
+  static const std::set<std::string> common = {"in_features", "edge_features", "num_classes", "pooling",
+                                               "per_edge_reference", "gcn_edge_weights", "standardize", "seed"};
+  std::set<std::string> known = common;
+  if (version == 1) {
+    known.insert({"hidden", "edge_pool", "dropout"});
+  } else {
+    known.insert("layers");
+  }
   std::map<std::string, std::string> kv;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -192,48 +293,40 @@ ModelConfig read_config(const std::string& text, const Reader& r) {
   c.in_features = static_cast<int64_t>(parse_uint("in_features", kv["in_features"], width, r));
   c.edge_features = static_cast<int64_t>(parse_uint("edge_features", kv["edge_features"], width, r));
   c.num_classes = static_cast<int64_t>(parse_uint("num_classes", kv["num_classes"], width, r));
-  c.hidden.clear();
-  const std::string& hidden = kv["hidden"];
-  size_t start = 0;
-  while (true) {
-    const size_t comma = hidden.find(',', start);
-    if (c.hidden.size() == kMaxLayers) {
-      r.fail("configuration 'hidden' lists more than " + std::to_string(kMaxLayers) + " layers");
-    }
-    c.hidden.push_back(static_cast<int64_t>(parse_uint("hidden", hidden.substr(start, comma - start), width, r)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  if (version == 1) {
+    c.hidden = parse_hidden(kv["hidden"], r);
+    c.edge_pool = parse_bool("edge_pool", kv["edge_pool"], r);
+    c.dropout = parse_float("dropout", kv["dropout"], r);
+  } else {
+    c.layers = parse_layers(kv["layers"], r);
   }
   const std::string& pooling = kv["pooling"];
   if (pooling != "sum" && pooling != "mean") r.fail("configuration 'pooling' = '" + pooling + "' must be sum or mean");
   c.pooling = pooling == "sum" ? ops::Pooling::Sum : ops::Pooling::Mean;
-  c.edge_pool = parse_bool("edge_pool", kv["edge_pool"], r);
   c.per_edge_reference = parse_bool("per_edge_reference", kv["per_edge_reference"], r);
   c.gcn_edge_weights = parse_bool("gcn_edge_weights", kv["gcn_edge_weights"], r);
   c.standardize = parse_bool("standardize", kv["standardize"], r);
-  const std::string& dropout = kv["dropout"];
-  char* end = nullptr;
-  const double d = dropout.empty() ? NAN : std::strtod(dropout.c_str(), &end);
-  if (dropout.empty() || end != dropout.c_str() + dropout.size() || !std::isfinite(d)) {
-    r.fail("configuration 'dropout' = '" + dropout + "' is not a finite number");
-  }
-  c.dropout = static_cast<float>(d);
   c.seed = parse_uint("seed", kv["seed"], UINT64_MAX, r);
   try {
     c.validate();
   } catch (const std::invalid_argument& e) {
     r.fail(std::string("invalid configuration: ") + e.what());
   }
+  c.layers = c.stack();  // version 1: the shortcut's stack
   return c;
 }
 
-// Parameter count the configuration implies (mirrors the layer constructors in model.cpp;
-// a mismatch is caught by the per-tensor shape checks). Widths are bounded, so no overflow.
+// Parameter count the configuration's stack implies (mirrors the layer constructors in
+// model.cpp; a mismatch is caught by the per-tensor shape checks). Widths and the stack's
+// length are bounded, so no overflow.
 int64_t implied_parameters(const ModelConfig& c) {
-  const auto& h = c.hidden;
-  int64_t n = c.edge_pool ? (2 * c.in_features + c.edge_features + 1) * h[0] : (c.in_features + 1) * h[0];
-  for (size_t i = 1; i < h.size(); ++i) n += (h[i - 1] + 1) * h[i];
-  return n + (h.back() + 1) * c.num_classes;
+  int64_t n = 0, width = c.in_features;
+  for (const LayerSpec& l : c.layers) {
+    if (!l.has_params()) continue;
+    n += (l.kind == LayerKind::EdgePool ? 2 * width + c.edge_features + 1 : width + 1) * l.width;
+    width = l.width;
+  }
+  return n;
 }
 
 struct Slot {
@@ -285,16 +378,17 @@ void Model::save(const std::string& path) const {
 
 namespace {
 
-// The magic bytes and the format version.
-void read_header(Reader& r) {
+// The magic bytes and the format version (returned).
+uint32_t read_header(Reader& r) {
   char magic[sizeof(kMagic)];
   r.read(magic, sizeof(magic), "the header");
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) r.fail("not a hulk model file (bad magic bytes)");
   const auto version = r.get<uint32_t>("the format version");
-  if (version != kFormatVersion) {
-    r.fail("format version " + std::to_string(version) + " is not supported (this build reads version " +
-           std::to_string(kFormatVersion) + ")");
+  if (version < kOldestVersion || version > kFormatVersion) {
+    r.fail("format version " + std::to_string(version) + " is not supported (this build reads versions " +
+           std::to_string(kOldestVersion) + " to " + std::to_string(kFormatVersion) + ")");
   }
+  return version;
 }
 
 // Tensor i of the file (name, shape, values) into its slot of `expected`, checked against the
@@ -368,8 +462,8 @@ Model Model::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open '" + path + "' for reading");
   Reader r(in, path, static_cast<uint64_t>(st.st_size));
-  read_header(r);
-  const ModelConfig config = read_config(r.get_string("the configuration", kMaxConfigBytes), r);
+  const uint32_t version = read_header(r);
+  const ModelConfig config = read_config(r.get_string("the configuration", kMaxConfigBytes), version, r);
   // The parameters alone need this many bytes: check before the model allocates them.
   const uint64_t need = static_cast<uint64_t>(implied_parameters(config)) * sizeof(float);
   if (need > r.left()) {

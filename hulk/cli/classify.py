@@ -8,7 +8,8 @@ import sys
 import warnings
 
 from .. import datasets
-from ..gnn import GNN, format_epoch, format_epoch_header
+from ..gnn import GNN
+from ..sequential import format_epoch, format_epoch_header
 from ..graph import Graph
 from ..plan.planners import PAPER_EDGE_ATTRS, PAPER_NODE_ATTRS
 from ._args import MAX_EPOCHS, MAX_SEED, file_path, integer, real, widths

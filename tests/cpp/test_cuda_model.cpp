@@ -37,13 +37,13 @@ Graph make_graph(uint32_t seed, int64_t n, int64_t m) {
                el.weights, true);
 }
 
-std::vector<int64_t> make_labels(int64_t n, int64_t classes, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> cls(-1, classes - 1);
-  std::vector<int64_t> y(n);
-  for (auto& v : y) v = cls(rng);
-  y[0] = 0;
-  return y;
+
+// Each epoch's training loss within kLossRelTol of the CPU's.
+void expect_same_losses(const std::vector<hulk::nn::EpochStats>& got, const std::vector<hulk::nn::EpochStats>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss)) << "epoch " << i + 1;
+  }
 }
 
 ModelConfig config(bool edge_pool, hulk::ops::Pooling pooling, bool per_edge, float dropout) {
@@ -72,7 +72,7 @@ class CudaModel : public ::testing::Test {
 
 TEST_F(CudaModel, TrainingLossCurveAndPredictionsMatchCpu) {
   const Graph g = make_graph(5, 300, 700);
-  const auto labels = make_labels(300, 4, 6);
+  const auto labels = ref::random_labels(300, 4, 6);
   struct Case {
     const char* name;
     bool edge_pool;
@@ -93,11 +93,7 @@ TEST_F(CudaModel, TrainingLossCurveAndPredictionsMatchCpu) {
     opts.epochs = 20;
     opts.lr = 0.01f;
     const auto want = cpu.fit(g, labels, {}, {}, opts);
-    const auto got = gpu.fit(g, labels, {}, {}, opts);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss)) << "epoch " << i + 1;
-    }
+    expect_same_losses(gpu.fit(g, labels, {}, {}, opts), want);
     EXPECT_LT(want.back().train_loss, want.front().train_loss);  // it learned something
     const Tensor p_cpu = cpu.predict_proba(g), p_gpu = gpu.predict_proba(g);
     ASSERT_EQ(p_gpu.device(), Device::CPU);
@@ -105,11 +101,33 @@ TEST_F(CudaModel, TrainingLossCurveAndPredictionsMatchCpu) {
   }
 }
 
+// A stack the paper's shortcut cannot build (issue 20): input dropout, per-layer weight decay,
+// a Linear in the middle and GCNConv last, on CUDA as on the CPU.
+TEST_F(CudaModel, LayerStackMatchesCpu) {
+  using hulk::nn::LayerKind;
+  using hulk::nn::LayerSpec;
+  const Graph g = make_graph(7, 300, 700);
+  const auto labels = ref::random_labels(300, 4, 8);
+  ModelConfig c = config(false, hulk::ops::Pooling::Sum, false, 0.0f);
+  c.layers = {LayerSpec{LayerKind::Dropout, 0, 0.3f, NAN}, LayerSpec{LayerKind::GcnConv, 16, 0.0f, 5e-3f},
+              LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Linear, 12, 0.0f, NAN},
+              LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN},
+              LayerSpec{LayerKind::GcnConv, c.num_classes, 0.0f, NAN}};
+  Model cpu(c), gpu(c);
+  gpu.to(Device::CUDA);
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 20;
+  opts.weight_decay = 0.0f;
+  const auto want = cpu.fit(g, labels, {}, {}, opts);
+  expect_same_losses(gpu.fit(g, labels, {}, {}, opts), want);
+  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+}
+
 // Labels and masks go to the device once per fit; an epoch then copies one thing back (its
 // losses and accuracies) and uploads nothing. The validation figures match the CPU's.
 TEST_F(CudaModel, EpochsCopyOnlyTheirResultsToTheHost) {
   const Graph g = make_graph(11, 300, 700);
-  const auto labels = make_labels(300, 4, 12);
+  const auto labels = ref::random_labels(300, 4, 12);
   std::vector<uint8_t> train(300), val(300);
   for (int64_t i = 0; i < 300; ++i) {
     train[i] = i % 3 != 0;
@@ -145,7 +163,7 @@ TEST_F(CudaModel, EpochsCopyOnlyTheirResultsToTheHost) {
 
 TEST_F(CudaModel, MovesBetweenDevicesAndSavesAcrossThem) {
   const Graph g = make_graph(8, 120, 300);
-  const auto labels = make_labels(120, 4, 9);
+  const auto labels = ref::random_labels(120, 4, 9);
   Model model(config(true, hulk::ops::Pooling::Sum, false, 0.0f));
   hulk::nn::TrainOptions opts;
   opts.epochs = 5;
@@ -178,7 +196,7 @@ TEST_F(CudaModel, MovesBetweenDevicesAndSavesAcrossThem) {
 TEST_F(CudaModel, TrainStepOnBatchesMatchesCpu) {
   const Graph a = make_graph(21, 80, 200), b = make_graph(22, 50, 120);
   const Graph batch = hulk::batch_graphs({&a, &b});
-  const auto labels = make_labels(batch.num_nodes(), 4, 23);
+  const auto labels = ref::random_labels(batch.num_nodes(), 4, 23);
   Model cpu(config(true, hulk::ops::Pooling::Mean, false, 0.2f));
   Model gpu(config(true, hulk::ops::Pooling::Mean, false, 0.2f));
   gpu.to(Device::CUDA);

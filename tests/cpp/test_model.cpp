@@ -347,7 +347,7 @@ TEST(Model, SaveLoadRoundTrip) {
   Model loaded = Model::load(path);
   EXPECT_TRUE(ref::identical(model.logits(g), loaded.logits(g)));
   EXPECT_EQ(model.num_parameters(), loaded.num_parameters());
-  EXPECT_EQ(loaded.config().hidden, cfg.hidden);
+  EXPECT_EQ(loaded.config().layers, model.config().layers);
   EXPECT_EQ(loaded.scaler().x_mean, model.scaler().x_mean);
   std::remove(path.c_str());
 }
@@ -367,8 +367,8 @@ TEST(Model, LoadRejectsBadFiles) {
   };
   write("not a model");
   EXPECT_NE(load_error().find("bad magic"), std::string::npos);
-  write(std::string("HULKGNN\0", 8) + std::string("\x02\x00\x00\x00", 4));
-  EXPECT_NE(load_error().find("format version 2"), std::string::npos);
+  write(std::string("HULKGNN\0", 8) + std::string("\x03\x00\x00\x00", 4));
+  EXPECT_NE(load_error().find("format version 3"), std::string::npos);
   // A valid file cut short.
   Model model(small_config(true, hulk::ops::Pooling::Sum, false));
   model.save(path);

@@ -67,12 +67,13 @@ void put(std::string& s, T v) {
   s.append(reinterpret_cast<const char*>(&v), sizeof(T));
 }
 
+// A file of format version 1 (the crafted configurations here) unless `version` says otherwise.
 std::string file_bytes(const std::vector<std::pair<std::string, std::string>>& config, const std::vector<Crafted>& tensors,
-                       int64_t count = -1) {
+                       int64_t count = -1, uint32_t version = 1) {
   std::string cfg;
   for (const auto& [k, v] : config) cfg += k + "=" + v + "\n";
   std::string s("HULKGNN\0", 8);
-  put<uint32_t>(s, 1);
+  put<uint32_t>(s, version);
   put<uint32_t>(s, static_cast<uint32_t>(cfg.size()));
   s += cfg;
   put<uint32_t>(s, static_cast<uint32_t>(count >= 0 ? count : static_cast<int64_t>(tensors.size())));
@@ -215,11 +216,32 @@ TEST_F(WeightFile, HugeClaimsFailBeforeAllocating) {
   std::string s("HULKGNN\0", 8);
   put<uint32_t>(s, 1);
   put<uint32_t>(s, 0xFFFFFFF0u);
-  EXPECT_LOAD_ERROR(s, "the configuration claims 4294967280 bytes (at most 4096)");
+  EXPECT_LOAD_ERROR(s, "the configuration claims 4294967280 bytes (at most 16384)");
   // A scaler array whose shape matches but whose bytes are not in the file.
   t = base_tensors();
   t[6].values.clear();
   EXPECT_LOAD_ERROR(file_bytes(base_config(), {t.begin(), t.begin() + 7}), "file ends inside the values of tensor 'scaler.x_mean'");
+}
+
+// Version 2: the stack travels as `layers`, and a few bytes of it cannot claim a huge model either.
+TEST_F(WeightFile, Version2CarriesTheStack) {
+  ModelConfig c = base_model_config();
+  c.layers = {{hulk::nn::LayerKind::Dropout, 0, 0.25f, NAN}, {hulk::nn::LayerKind::GcnConv, 6, 0.0f, 5e-4f},
+              {hulk::nn::LayerKind::ReLU, 0, 0.0f, NAN},      {hulk::nn::LayerKind::Linear, 3, 0.0f, NAN}};
+  Model m(c);
+  m.save(path);
+  const Model loaded = Model::load(path);
+  EXPECT_EQ(loaded.config().layers, c.layers);
+  EXPECT_EQ(read().substr(8, 4), std::string("\x02\0\0\0", 4));
+  std::vector<std::pair<std::string, std::string>> v2 = {
+      {"in_features", "1048576"}, {"edge_features", "2"}, {"num_classes", "3"},
+      {"layers", "edge_pool:1048576,relu,gcn:1048576,relu,linear:3"}, {"pooling", "sum"},
+      {"per_edge_reference", "0"}, {"gcn_edge_weights", "0"}, {"standardize", "1"}, {"seed", "7"}};
+  const std::string small = file_bytes(v2, {}, -1, 2);
+  EXPECT_LT(small.size(), 400u);
+  EXPECT_LOAD_ERROR(small, "but only");
+  EXPECT_LOAD_ERROR(file_bytes(with(v2, "layers", "edge_pool:1048577,linear:3"), {}, -1, 2),
+                    "'layers[0] width' = 1048577 is out of range");
 }
 
 TEST_F(WeightFile, NotARegularFileIsRejected) {

@@ -34,8 +34,8 @@ def parse_weights(raw: bytes):
     return config, [list(t) for t in tensors]
 
 
-def write_weights(config: str, tensors) -> bytes:
-    return write_model_file(1, config, tensors)
+def write_weights(config: str, tensors, version: int = 2) -> bytes:
+    return write_model_file(version, config, tensors)
 
 
 def load_error(tmp_path, raw: bytes) -> str:

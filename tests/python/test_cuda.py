@@ -60,6 +60,26 @@ def test_training_on_cuda_matches_cpu(hulk47, pooling, dropout):
     assert runs["cuda"][0].device == "cuda"
 
 
+def test_sequential_stack_on_cuda_matches_cpu(hulk47, tmp_path):
+    """A stack the shortcut cannot build: input dropout, per-layer decay, a Linear in the middle,
+    GCNConv last (issue 20's composable models)."""
+    g, labels, classes = hulk47
+    layers = [hulk.nn.Dropout(0.3), hulk.nn.GCNConv(16, weight_decay=5e-3), hulk.nn.ReLU(), hulk.nn.Linear(12),
+              hulk.nn.ReLU(), hulk.nn.Dropout(0.5), hulk.nn.GCNConv(len(classes))]
+    runs = {}
+    for device in ("cpu", "cuda"):
+        model = hulk.Sequential(layers, seed=2, device=device)
+        runs[device] = (model, [h["train_loss"] for h in model.fit(g, labels, epochs=30, lr=0.01, weight_decay=0.0)])
+    cpu_loss, cuda_loss = runs["cpu"][1], runs["cuda"][1]
+    assert cuda_loss[-1] < cuda_loss[0]
+    for epoch, (a, b) in enumerate(zip(cpu_loss, cuda_loss), 1):
+        assert math.isclose(b, a, rel_tol=LOSS_RTOL), f"epoch {epoch}: cuda {b}, cpu {a}"
+    np.testing.assert_allclose(runs["cuda"][0].predict_proba(g), runs["cpu"][0].predict_proba(g), atol=1e-3)
+    runs["cuda"][0].save(tmp_path / "stack.model")
+    np.testing.assert_allclose(hulk.Sequential.load(tmp_path / "stack.model").logits(g), runs["cuda"][0].logits(g),
+                               atol=1e-4)
+
+
 def test_save_on_cuda_load_on_cpu_and_back(hulk47, tmp_path):
     g, labels, classes = hulk47
     model = hulk.GNN(num_classes=len(classes), hidden=(16,), seed=1, device="cuda")

@@ -720,9 +720,10 @@ def saved_model(tmp_path, graph, labels):
 def test_documented_format_matches_the_file(tmp_path, graph, saved_model):
     m, raw = saved_model
     version, config, tensors = parse_model_file(raw)
-    assert version == 1
+    assert version == 2
     kv = dict(line.split("=", 1) for line in config.splitlines())
-    assert kv["hidden"] == "6,4" and kv["num_classes"] == "3" and kv["pooling"] == "sum"
+    assert kv["layers"] == "edge_pool:6,relu,gcn:4,relu,linear:3" and kv["num_classes"] == "3"
+    assert kv["pooling"] == "sum"
     names = [n for n, _ in tensors]
     assert names[:6] == ["edge_pool.weight", "edge_pool.bias", "gcn1.weight", "gcn1.bias", "classifier.weight",
                          "classifier.bias"]
@@ -761,7 +762,7 @@ def test_load_wrong_magic(tmp_path, saved_model):
     _expect_load_error(tmp_path, b"\x89PNG\r\n\x1a\n" + raw[8:], "magic")
 
 
-@pytest.mark.parametrize("version", [0, 2, 0xFFFFFFFF])
+@pytest.mark.parametrize("version", [0, 3, 0xFFFFFFFF])
 def test_load_wrong_version(tmp_path, saved_model, version):
     _, raw = saved_model
     msg = _expect_load_error(tmp_path, raw[:8] + struct.pack("<I", version) + raw[12:], "version")
@@ -774,7 +775,7 @@ def test_load_bad_contents(tmp_path, saved_model):
     # configuration problems
     no_seed = "".join(line + "\n" for line in config.splitlines() if not line.startswith("seed="))
     _expect_load_error(tmp_path, write_model_file(version, no_seed, tensors), "seed")
-    _expect_load_error(tmp_path, write_model_file(version, config.replace("hidden=6,4", "hidden=6,x"), tensors),
+    _expect_load_error(tmp_path, write_model_file(version, config.replace("layers=edge_pool:6,relu,gcn:4,relu,linear:3", "layers=edge_pool:6,relu,gcn:x,relu,linear:3"), tensors),
                        "malformed")
     _expect_load_error(tmp_path, write_model_file(version, config.replace("pooling=sum", "pooling=max"), tensors),
                        "pooling")
@@ -789,7 +790,7 @@ def test_load_bad_contents(tmp_path, saved_model):
     extra = tensors + [("mystery", np.zeros((1, 2), np.float32))]
     _expect_load_error(tmp_path, write_model_file(version, config, extra), "mystery")
     # a config that implies other shapes than the stored tensors
-    _expect_load_error(tmp_path, write_model_file(version, config.replace("hidden=6,4", "hidden=6,5"), tensors),
+    _expect_load_error(tmp_path, write_model_file(version, config.replace("layers=edge_pool:6,relu,gcn:4,relu,linear:3", "layers=edge_pool:6,relu,gcn:5,relu,linear:3"), tensors),
                        "shape")
     # absurd lengths and shapes are refused before any allocation
     off = 16 + len(config.encode())
@@ -938,7 +939,7 @@ def test_save_refuses_non_finite_weights(tmp_path):
 def test_huge_shapes_in_a_small_header_fail_within_bounded_memory(tmp_path, good_file):
     raw, _ = good_file
     config, _ = parse_weights(raw)
-    cfg = config.replace("in_features=3", "in_features=1000000").replace("hidden=6,4", "hidden=1000000,4")
+    cfg = config.replace("in_features=3", "in_features=1000000").replace("edge_pool:6", "edge_pool:1000000")
     path = tmp_path / "huge.gnn"
     path.write_bytes(write_weights(cfg, []))
     assert path.stat().st_size < 400
@@ -950,7 +951,7 @@ def test_huge_class_count_fails_within_bounded_memory(tmp_path, good_file):
     raw, _ = good_file
     config, _ = parse_weights(raw)
     path = tmp_path / "classes.gnn"
-    path.write_bytes(write_weights(config.replace("num_classes=3", "num_classes=1000000"), []))
+    path.write_bytes(write_weights(config.replace("num_classes=3", "num_classes=1000000").replace("linear:3", "linear:1000000"), []))
     assert "file ends inside the parameters" in run_limited(f"hulk.GNN.load({str(path)!r})", tmp_path)
 
 

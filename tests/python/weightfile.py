@@ -5,8 +5,9 @@ import struct
 import numpy as np
 
 
-# The weight file format (csrc/nn/serialize.cpp, version 1, little-endian):
-#   8 bytes magic "HULKGNN\0"; u32 version; u32 n + n bytes config ("key=value\n" lines);
+# The weight file format (csrc/nn/serialize.cpp, versions 1 and 2, little-endian):
+#   8 bytes magic "HULKGNN\0"; u32 version; u32 n + n bytes config ("key=value\n" lines;
+#   version 2 states the layer stack as layers=..., version 1 the paper's shape as hidden=...);
 #   u32 tensor count; per tensor: u32 n + n bytes name; i64 rows; i64 cols; rows*cols f32.
 
 def parse_model_file(raw):
