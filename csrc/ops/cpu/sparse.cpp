@@ -4,12 +4,7 @@
 #include <algorithm>
 
 #include "csrc/ops/backends.h"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HULK_SPMM_CLONES __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
-#else
-#define HULK_SPMM_CLONES
-#endif
+#include "csrc/ops/cpu/simd_clones.h"
 
 namespace hulk::ops::cpu {
 
@@ -40,10 +35,9 @@ inline __attribute__((always_inline)) void spmm_tile(const int32_t* __restrict i
 
 // Rows [begin, end) of out = A x, every element of those rows written (out need not be zeroed):
 // tiles of 64 columns (prefetched), then of 16, then the last f % 16 columns one by one.
-// Built for AVX2+FMA, AVX-512 and the baseline on x86-64 with GCC and picked at load time by the CPU:
-// the package is compiled for the baseline ISA, where these loops would use 4-wide SSE.
+// Cloned per ISA (simd_clones.h).
 template <bool kWeighted>
-HULK_SPMM_CLONES void spmm_row_range(const int64_t* __restrict indptr, const int32_t* __restrict indices,
+HULK_SIMD_CLONES void spmm_row_range(const int64_t* __restrict indptr, const int32_t* __restrict indices,
                                      const float* __restrict values, const float* __restrict x, int64_t f,
                                      float* __restrict out, int64_t begin, int64_t end) {
   for (int64_t v = begin; v < end; ++v) {
