@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "csrc/plan/plan.h"
@@ -81,6 +83,40 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
 // (planning_s includes the refinement). A plan whose jobs share machines (a job waits) or
 // run one after another is returned unchanged.
 Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Plan& p, const SearchOptions& opts);
+
+// Hulk within a time budget (hulk/plan/planners.py plan(..., "hulk")): every step checks one
+// clock, started at construction, against opts.time_limit_s. The candidate sources come first:
+// Search's starts (add_search_starts: exactly plan_search's, so Hulk never starts behind Search),
+// then Hulk's classifications (add_classification: the GNN's proposals, the greedy rule, the
+// region heuristic), each through Algorithm 1 and growth (grow_bottleneck, within the job's
+// regions) and, when its groups are disjoint, grown further as Search grows its starts (closest
+// idle machines, any region). A step after the first runs only while the time left exceeds the
+// longest step so far (time_for_another_step). finish() spends the rest on Search's annealing
+// from the best candidate (plan_search's walks; opts.max_iterations > 0 caps the moves, and the
+// same seed then gives the same plan on any machine), then offers the idle machines to the job
+// that finishes last (closest first, in batches of 1, 2, 4, ..., all, and one replica's worth),
+// keeping a batch only if the makespan drops; the notes say which source won, what refinement
+// gained and why machines stay idle. The cluster and the jobs are copied.
+class AnytimePlanner {
+ public:
+  AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts);
+  ~AnytimePlanner();
+  AnytimePlanner(const AnytimePlanner&) = delete;
+  AnytimePlanner& operator=(const AnytimePlanner&) = delete;
+  double elapsed_s() const;
+  bool time_for_another_step() const;
+  void add_search_starts();
+  void add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds);
+  // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
+  void record_step(double seconds);
+  void skip(const std::string& source);  // named in the notes as left out for lack of time
+  Plan finish();
+  bool skipped_any() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // The paper's Algorithm 1 on a classification (machine -> job index or -1): jobs in order of
 // memory need take their classified machines; a group short of memory takes the closest

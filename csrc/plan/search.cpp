@@ -424,6 +424,7 @@ struct Starts {
   std::string name;  // the best start's
   std::vector<std::string> tried, skipped;
   double first_start_s = 0;  // the first start's wall time (it runs to the end whatever the limit)
+  double longest = 0;        // the longest start's wall time
   std::vector<int64_t> hulk_start;  // Hulk's start after growth; empty when it did not run
   // Hulk's plans through Algorithm 1 and partition (which may make a job wait for another,
   // as no concurrent assignment can), candidates as they are.
@@ -456,6 +457,7 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
     }
     st.tried.push_back(name);
     longest = std::max(longest, seconds_since(ts));
+    st.longest = longest;
     if (name == "Hulk") st.hulk_start = a;
     if (st.best.empty() || s < st.score) {
       st.best = std::move(a);
@@ -603,6 +605,281 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
   q.notes.push_back(what.str());
   q.planning_s = p.planning_s + seconds_since(t0);
   return q;
+}
+
+
+// ---- Hulk within a time budget -------------------------------------------------------------------
+
+namespace {
+
+// The job with the latest finish under `assign` and its time ({-1, 0} without jobs).
+std::pair<int64_t, double> last_job(Evaluator& ev, const std::vector<std::vector<int64_t>>& g) {
+  return slowest_job(ev, g, std::vector<uint8_t>(g.size(), 0));
+}
+
+std::string hours(double s) {
+  std::ostringstream o;
+  o.precision(4);
+  o << s / 3600 << " h";
+  return o.str();
+}
+
+// Machines a job's layout leaves without a stage go back to idle where that costs the job
+// nothing (best_pipeline leaves machines that do not help idle), so that the idle check sees them.
+void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign) {
+  const auto groups = groups_of(assign, jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (groups[j].empty()) continue;
+    const JobPlan jp = best_pipeline(c, jobs[j], groups[j]);
+    if (!jp.cost.feasible) continue;
+    std::vector<int64_t> used = jp.machines();
+    std::sort(used.begin(), used.end());
+    if (used.size() == groups[j].size() || ev.job(j, used).time > ev.job(j, groups[j]).time) continue;
+    for (int64_t x : groups[j])
+      if (!std::binary_search(used.begin(), used.end(), x)) assign[static_cast<size_t>(x)] = -1;
+  }
+}
+
+struct IdleCheck {
+  int64_t given = 0;                // machines given to last jobs
+  std::vector<std::string> notes;
+};
+
+// Offers the idle machines to the job that finishes last, closest to its group first (ties:
+// faster, then lower id), in batches of 1, 2, 4, ..., all and one replica's worth (the
+// group's size); the batch that shortens it most is kept if the makespan drops, and the
+// check repeats for the (new) last job. When machines stay idle the note says what the best
+// batch would have cost, from the cost model.
+IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
+                                 std::vector<int64_t>& assign, const std::function<bool()>& out_of_time) {
+  IdleCheck out;
+  const int64_t N = c.size();
+  release_unused(c, jobs, ev, assign);
+  for (;;) {
+    const auto g = groups_of(assign, jobs.size());
+    const auto [j, worst] = last_job(ev, g);
+    std::vector<int64_t> idle;
+    for (int64_t x = 0; x < N; ++x)
+      if (assign[static_cast<size_t>(x)] < 0) idle.push_back(x);
+    if (j < 0 || idle.empty() || !std::isfinite(worst)) return out;
+    const auto& gj = g[static_cast<size_t>(j)];
+    std::vector<double> d(static_cast<size_t>(N), kInf);
+    for (int64_t x : idle)
+      for (int64_t y : gj) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+    std::stable_sort(idle.begin(), idle.end(), [&](int64_t a, int64_t b) {
+      const double da = d[static_cast<size_t>(a)], db = d[static_cast<size_t>(b)];
+      return da < db || (da == db && c.machine(a).tflops > c.machine(b).tflops);
+    });
+    std::vector<size_t> sizes;
+    for (size_t k = 1; k < idle.size(); k *= 2) sizes.push_back(k);
+    sizes.push_back(idle.size());
+    if (gj.size() <= idle.size()) sizes.push_back(gj.size());
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    double best = kInf;
+    size_t best_k = 0;
+    bool cut = false;
+    for (size_t k : sizes) {
+      if (out_of_time()) {
+        cut = true;
+        break;
+      }
+      std::vector<int64_t> trial = gj;
+      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(k));
+      std::sort(trial.begin(), trial.end());
+      const double t = ev.job(static_cast<size_t>(j), trial).time;
+      if (t < best) {
+        best = t;
+        best_k = k;
+      }
+    }
+    if (best < worst * (1 - 1e-9)) {
+      for (size_t i = 0; i < best_k; ++i) assign[static_cast<size_t>(idle[i])] = j;
+      out.given += static_cast<int64_t>(best_k);
+      continue;
+    }
+    std::ostringstream o;
+    o << "hulk: " << idle.size() << " machine(s) stay idle: " << job_label(jobs, j)
+      << ", the job that finishes last (" << hours(worst) << ", on " << gj.size() << " machines), ";
+    if (cut) {
+      o << "was offered batches of up to " << best_k << " of them before the time limit ended the check";
+    } else if (best_k == 0 || !std::isfinite(best)) {
+      o << "cannot use them (no layout of its machines and the idle ones is feasible)";
+    } else {
+      std::vector<int64_t> trial = gj;
+      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(best_k));
+      std::sort(trial.begin(), trial.end());
+      const JobPlan now = best_pipeline(c, jobs[static_cast<size_t>(j)], gj);
+      const JobPlan more = best_pipeline(c, jobs[static_cast<size_t>(j)], trial);
+      o << "would take " << hours(best) << " with the best batch of the closest ones (" << best_k
+        << " more); the cost model's iteration: " << now.cost.iteration_s << " s now (compute " << now.cost.compute_s
+        << " s, communication " << now.cost.comm_s << " s), " << more.cost.iteration_s << " s with them (compute "
+        << more.cost.compute_s << " s, communication " << more.cost.comm_s << " s)";
+      if (more.cost.comm_s > now.cost.comm_s)
+        o << ": the longer pipeline and all-reduce over their links cost more than their compute saves";
+      if (more.machines().size() < trial.size()) o << "; its best layout leaves " << trial.size() - more.machines().size()
+                                                   << " of them without a stage";
+    }
+    out.notes.push_back(o.str());
+    return out;
+  }
+}
+
+}  // namespace
+
+struct AnytimePlanner::State {
+  Cluster c;
+  std::vector<ModelSpec> jobs;
+  SearchOptions opts;
+  Clock::time_point t0 = Clock::now();
+  Evaluator ev;
+  Starts st;
+  bool started = false;  // a step has run (the first always runs)
+  double longest = 0;
+  std::vector<std::string> skipped;
+  // Each source's plan before refinement (Algorithm 1 with growth, or grown further as a start).
+  struct Candidate {
+    std::string source;
+    Plan plan;
+  };
+  std::vector<Candidate> candidates;
+  std::string best_source;  // of st.best
+
+  State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
+      : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
+  bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
+};
+
+AnytimePlanner::AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts)
+    : s_(std::make_unique<State>(std::move(c), std::move(jobs), opts)) {
+  if (!(opts.time_limit_s > 0)) throw std::invalid_argument("AnytimePlanner: time_limit_s must be > 0");
+}
+AnytimePlanner::~AnytimePlanner() = default;
+
+double AnytimePlanner::elapsed_s() const { return seconds_since(s_->t0); }
+
+bool AnytimePlanner::time_for_another_step() const {
+  return !s_->started || seconds_since(s_->t0) + s_->longest < s_->opts.time_limit_s;
+}
+
+void AnytimePlanner::record_step(double seconds) {
+  s_->longest = std::max(s_->longest, seconds);
+  s_->started = true;
+}
+
+void AnytimePlanner::skip(const std::string& source) { s_->skipped.push_back(source); }
+bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->st.skipped.empty(); }
+
+void AnytimePlanner::add_search_starts() {
+  State& s = *s_;
+  // Search's starts with the time left (its first start always runs, as in plan_search).
+  SearchOptions o = s.opts;
+  s.st = run_starts(s.c, s.jobs, s.ev, o, s.t0);
+  s.started = true;
+  s.longest = std::max(s.longest, s.st.longest);
+  s.best_source = "Search's start \"" + s.st.name + "\"";
+  if (!s.st.best.empty())
+    s.candidates.push_back({"Search's starts (best: " + s.st.name + ")", plan_from_assignment(s.c, s.jobs, s.st.best, "hulk")});
+  for (const auto& [have, plan, what] :
+       {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
+        {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
+    if (have) s.candidates.push_back({what, *plan});
+}
+
+void AnytimePlanner::add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds) {
+  State& s = *s_;
+  const auto ts = Clock::now();
+  check_assignment(s.c, s.jobs, classes, "classes");
+  Growth g = grow_bottleneck(s.c, s.jobs, classes, grow_rounds);
+  g.plan.planner = "hulk";
+  s.candidates.push_back({source + " (Algorithm 1" + std::string(grow_rounds > 0 ? ", growth" : "") + ")", g.plan});
+  std::vector<int64_t> a = disjoint_assignment(s.c, g.plan);
+  if (!a.empty()) {  // as a start: idle machines to the bottleneck jobs as Search grows its starts (any region)
+    std::vector<int64_t> b = a;
+    const auto out_of_time = [&] { return s.out_of_time(); };
+    grow_groups(s.c, s.jobs, s.ev, a, out_of_time);
+    grow_fastest_in_regions(s.c, s.jobs, s.ev, b, out_of_time);
+    Score sa = s.ev.score(a);
+    if (const Score sb = s.ev.score(b); sb < sa) {
+      a = std::move(b);
+      sa = sb;
+    }
+    if (s.st.best.empty() || sa < s.st.score) {
+      s.st.best = a;
+      s.st.score = sa;
+      s.st.name = source;
+      s.best_source = source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)";
+    }
+    s.candidates.push_back({source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)",
+                            plan_from_assignment(s.c, s.jobs, a, "hulk")});
+  }
+  record_step(seconds_since(ts));
+}
+
+Plan AnytimePlanner::finish() {
+  State& s = *s_;
+  // The best candidate before refinement, waiting plans (Algorithm 1's) included.
+  size_t k_best = 0;
+  for (size_t k = 1; k < s.candidates.size(); ++k)
+    if (score_of(s.candidates[k].plan) < score_of(s.candidates[k_best].plan)) k_best = k;
+  if (s.candidates.empty()) throw std::invalid_argument("AnytimePlanner::finish: no candidate was added");
+  const Plan before = s.candidates[k_best].plan;
+  // Refinement for the time left but a twentieth, kept for the idle check.
+  Walk walk;
+  if (!s.st.best.empty()) {
+    SearchOptions o = s.opts;
+    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s * 0.95);
+    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0);
+  }
+  IdleCheck idle;
+  Plan p = before;
+  if (!walk.best.empty()) {
+    idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, [&] { return s.out_of_time(); });
+    Plan q = plan_from_assignment(s.c, s.jobs, walk.best, "hulk");
+    if (score_of(q) < score_of(p)) p = std::move(q);
+  }
+  p.planner = "hulk";
+  std::vector<std::string> notes;
+  std::ostringstream won;
+  won << "hulk: best candidate before refinement: " << s.candidates[k_best].source << " (" << hours(before.makespan_s)
+      << ")";
+  // each source's best
+  std::vector<std::pair<std::string, double>> others;
+  for (size_t k = 0; k < s.candidates.size(); ++k)
+    if (k != k_best) others.push_back({s.candidates[k].source, s.candidates[k].plan.makespan_s});
+  if (!others.empty()) {
+    won << "; others:";
+    for (size_t k = 0; k < others.size(); ++k) won << (k ? "," : "") << " " << others[k].first << " " << hours(others[k].second);
+  }
+  notes.push_back(won.str());
+  std::ostringstream ref;
+  ref << "hulk: refinement (" << walk.moves << " local-search moves from the " << s.st.name;
+  if (idle.given > 0) ref << ", then " << idle.given << " idle machine(s) given to the job that finished last";
+  ref << ", " << seconds_since(s.t0) << " s in all) ";
+  if (p.makespan_s < before.makespan_s)
+    ref << "shortened the makespan from " << hours(before.makespan_s) << " to " << hours(p.makespan_s) << " ("
+        << 100 * (1 - p.makespan_s / before.makespan_s) << "% shorter)";
+  else
+    ref << "found nothing shorter";
+  notes.push_back(ref.str());
+  for (const auto& n : idle.notes) notes.push_back(n);
+  const size_t skipped = s.skipped.size() + s.st.skipped.size();
+  if (skipped > 0) {
+    std::ostringstream o;
+    o << "hulk: no time left for " << skipped << " candidate source(s):";
+    size_t i = 0;
+    for (const auto* v : {&s.st.skipped, &s.skipped})
+      for (const auto& name : *v) o << (i++ ? "," : "") << " " << name;
+    notes.push_back(o.str());
+  }
+  // Then the cluster's facts (once), then the plan's own notes (Algorithm 1's moves).
+  const std::vector<std::string> facts = cluster_facts(s.c, s.jobs);
+  notes.insert(notes.end(), facts.begin(), facts.end());
+  for (const auto& n : p.notes)
+    if (std::find(facts.begin(), facts.end(), n) == facts.end()) notes.push_back(n);
+  p.notes = std::move(notes);
+  p.planning_s = seconds_since(s.t0);
+  return p;
 }
 
 }  // namespace hulk::plan
