@@ -190,7 +190,9 @@ void bind_plan(py::module_& m) {
       .def("record_step", &AnytimePlanner::record_step, py::arg("seconds"))
       .def("skip", &AnytimePlanner::skip, py::arg("source"))
       .def("skipped_any", &AnytimePlanner::skipped_any)
-      .def("add_search_starts", &AnytimePlanner::add_search_starts, py::call_guard<py::gil_scoped_release>())
+      .def("add_search_starts", &AnytimePlanner::add_search_starts, py::arg("first"), py::arg("end"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly_static("search_starts", [](py::object) { return AnytimePlanner::kSearchStarts; })
       .def("add_classification", &AnytimePlanner::add_classification, py::arg("source"), py::arg("classes"),
            py::arg("grow_rounds"), py::call_guard<py::gil_scoped_release>())
       .def("finish", &AnytimePlanner::finish, py::call_guard<py::gil_scoped_release>());

@@ -105,7 +105,9 @@ class AnytimePlanner {
   AnytimePlanner& operator=(const AnytimePlanner&) = delete;
   double elapsed_s() const;
   bool time_for_another_step() const;
-  void add_search_starts();
+  // Search's starts number [from, to) of its eight, in plan_search's order.
+  void add_search_starts(size_t from, size_t to);
+  static constexpr size_t kSearchStarts = 8;
   void add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds);
   // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
   void record_step(double seconds);

@@ -425,6 +425,7 @@ struct Starts {
   std::vector<std::string> tried, skipped;
   double first_start_s = 0;  // the first start's wall time (it runs to the end whatever the limit)
   double longest = 0;        // the longest start's wall time
+  std::vector<int64_t> regions;  // the "per region" start's classification
   std::vector<int64_t> hulk_start;  // Hulk's start after growth; empty when it did not run
   // Hulk's plans through Algorithm 1 and partition (which may make a job wait for another,
   // as no concurrent assignment can), candidates as they are.
@@ -432,15 +433,17 @@ struct Starts {
   bool have_hulk = false, have_hulk_fastest = false;
 };
 
-// Starts, cheapest first, each only while time is left (the first always runs, so there
-// is a plan); each start's idle machines go to its bottleneck jobs in two ways, the better kept.
-Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const SearchOptions& opts,
-                  Clock::time_point t0) {
+constexpr size_t kStarts = AnytimePlanner::kSearchStarts;  // plan_search's starts
+
+// Starts number [from, to) of the eight below, cheapest first, each only while time is left
+// (the first always runs, so there is a plan); each start's idle machines go to its bottleneck
+// jobs in two ways, the better kept. Hulk's planner runs them in two parts with its own
+// candidates between.
+void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const SearchOptions& opts,
+                Clock::time_point t0, Starts& st, size_t from = 0, size_t to = kStarts) {
   const auto out_of_time = [&] { return seconds_since(t0) >= opts.time_limit_s; };
-  Starts st;
-  double longest = 0;  // the longest start so far: one that may not finish in time is skipped
   auto add = [&](const std::string& name, const std::function<std::vector<int64_t>()>& make) {
-    if (!st.best.empty() && seconds_since(t0) + longest >= opts.time_limit_s) {
+    if (!st.best.empty() && seconds_since(t0) + st.longest >= opts.time_limit_s) {
       st.skipped.push_back(name);
       return;
     }
@@ -456,8 +459,7 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
       s = sb;
     }
     st.tried.push_back(name);
-    longest = std::max(longest, seconds_since(ts));
-    st.longest = longest;
+    st.longest = std::max(st.longest, seconds_since(ts));
     if (name == "Hulk") st.hulk_start = a;
     if (st.best.empty() || s < st.score) {
       st.best = std::move(a);
@@ -465,32 +467,37 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
       st.name = name;
     }
   };
-  // The first start is never cut short by the clock: stopped half way it left jobs with no
-  // machines ("no machines assigned") on large clusters with small budgets, where a plan exists.
-  add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, [] { return false; }); });
-  st.first_start_s = seconds_since(t0);
-  // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below.
-  add("fastest machines in one region", [&] {
-    std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
-    st.hulk_fastest = plan_hulk(c, jobs, a);
-    st.have_hulk_fastest = true;
-    return a;
-  });
-  add("System A's machines", [&] { return whole_model_assignment(c, jobs); });
-  add("System B's blocks", [&] { return block_assignment(c, jobs); });
-  add("System C's machines dealt round robin", [&] { return round_robin_assignment(c, jobs); });
-  std::vector<int64_t> regions;
-  add("per region", [&] { return regions = heuristic_classes(c, jobs); });
-  // Hulk's own plan (region heuristic, Algorithm 1): a start when its groups are disjoint,
-  // and a candidate as it is.
-  add("Hulk", [&] {
-    st.hulk = plan_hulk(c, jobs, regions.empty() ? heuristic_classes(c, jobs) : regions);
-    st.have_hulk = true;
-    std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
-    return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
-  });
-  add("greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time); });
-  return st;
+  const std::pair<const char*, std::function<std::vector<int64_t>()>> starts[kStarts] = {
+      // The first start is never cut short by the clock: stopped half way it left jobs with no
+      // machines ("no machines assigned") on large clusters with small budgets, where a plan exists.
+      {"each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, [] { return false; }); }},
+      // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below.
+      {"fastest machines in one region",
+       [&] {
+         std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
+         st.hulk_fastest = plan_hulk(c, jobs, a);
+         st.have_hulk_fastest = true;
+         return a;
+       }},
+      {"System A's machines", [&] { return whole_model_assignment(c, jobs); }},
+      {"System B's blocks", [&] { return block_assignment(c, jobs); }},
+      {"System C's machines dealt round robin", [&] { return round_robin_assignment(c, jobs); }},
+      {"per region", [&] { return st.regions = heuristic_classes(c, jobs); }},
+      // Hulk's own plan (region heuristic, Algorithm 1): a start when its groups are disjoint,
+      // and a candidate as it is.
+      {"Hulk",
+       [&] {
+         st.hulk = plan_hulk(c, jobs, st.regions.empty() ? heuristic_classes(c, jobs) : st.regions);
+         st.have_hulk = true;
+         std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
+         return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
+       }},
+      {"greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time); }},
+  };
+  for (size_t k = from; k < std::min(to, kStarts); ++k) {
+    add(starts[k].first, starts[k].second);
+    if (k == 0) st.first_start_s = seconds_since(t0);
+  }
 }
 
 // The annealing: two walks when Hulk's start is not the best one, from the best start and
@@ -576,7 +583,8 @@ Plan search_result(const Cluster& c, const std::vector<ModelSpec>& jobs, const W
 Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
   const auto t0 = Clock::now();
   Evaluator ev(c, jobs);
-  Starts starts = run_starts(c, jobs, ev, opts, t0);
+  Starts starts;
+  run_starts(c, jobs, ev, opts, t0, starts);
   const Walk walk = walk_from_starts(c, jobs, ev, starts, opts, t0);
   Plan p = search_result(c, jobs, walk, starts, opts);
   p.planning_s = seconds_since(t0);
@@ -618,6 +626,7 @@ std::pair<int64_t, double> last_job(Evaluator& ev, const std::vector<std::vector
 }
 
 std::string hours(double s) {
+  if (!std::isfinite(s)) return "infeasible";
   std::ostringstream o;
   o.precision(4);
   o << s / 3600 << " h";
@@ -743,7 +752,9 @@ struct AnytimePlanner::State {
     Plan plan;
   };
   std::vector<Candidate> candidates;
-  std::string best_source;  // of st.best
+  std::vector<int64_t> hulk_best;  // the best of Hulk's own candidates as a start
+  Score hulk_score;
+  std::string hulk_name;
 
   State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
       : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
@@ -770,20 +781,12 @@ void AnytimePlanner::record_step(double seconds) {
 void AnytimePlanner::skip(const std::string& source) { s_->skipped.push_back(source); }
 bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->st.skipped.empty(); }
 
-void AnytimePlanner::add_search_starts() {
+void AnytimePlanner::add_search_starts(size_t from, size_t to) {
   State& s = *s_;
-  // Search's starts with the time left (its first start always runs, as in plan_search).
-  SearchOptions o = s.opts;
-  s.st = run_starts(s.c, s.jobs, s.ev, o, s.t0);
+  s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
+  run_starts(s.c, s.jobs, s.ev, s.opts, s.t0, s.st, from, to);
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
-  s.best_source = "Search's start \"" + s.st.name + "\"";
-  if (!s.st.best.empty())
-    s.candidates.push_back({"Search's starts (best: " + s.st.name + ")", plan_from_assignment(s.c, s.jobs, s.st.best, "hulk")});
-  for (const auto& [have, plan, what] :
-       {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
-        {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
-    if (have) s.candidates.push_back({what, *plan});
 }
 
 void AnytimePlanner::add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds) {
@@ -804,34 +807,48 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
       a = std::move(b);
       sa = sb;
     }
-    if (s.st.best.empty() || sa < s.st.score) {
-      s.st.best = a;
-      s.st.score = sa;
-      s.st.name = source;
-      s.best_source = source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)";
+    const std::string name = source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)";
+    if (s.hulk_best.empty() || sa < s.hulk_score) {
+      s.hulk_best = a;
+      s.hulk_score = sa;
+      s.hulk_name = name;
     }
-    s.candidates.push_back({source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)",
-                            plan_from_assignment(s.c, s.jobs, a, "hulk")});
+    s.candidates.push_back({name, plan_from_assignment(s.c, s.jobs, a, "hulk")});
   }
   record_step(seconds_since(ts));
 }
 
 Plan AnytimePlanner::finish() {
   State& s = *s_;
+  // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
+  if (!s.st.best.empty())
+    s.candidates.push_back({"Search's start \"" + s.st.name + "\"", plan_from_assignment(s.c, s.jobs, s.st.best, "hulk")});
+  for (const auto& [have, plan, what] :
+       {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
+        {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
+    if (have) s.candidates.push_back({what, *plan});
+  // The walk starts from the better of Search's best start and Hulk's best candidate.
+  if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
+    s.st.best = s.hulk_best;
+    s.st.score = s.hulk_score;
+    s.st.name = s.hulk_name;
+  }
   // The best candidate before refinement, waiting plans (Algorithm 1's) included.
   size_t k_best = 0;
   for (size_t k = 1; k < s.candidates.size(); ++k)
     if (score_of(s.candidates[k].plan) < score_of(s.candidates[k_best].plan)) k_best = k;
   if (s.candidates.empty()) throw std::invalid_argument("AnytimePlanner::finish: no candidate was added");
   const Plan before = s.candidates[k_best].plan;
-  // Refinement for the time left but a twentieth, kept for the idle check.
+  // Search's walks from the best start for the time left but a reserve for the idle check (so
+  // that, from Search's best start, Hulk's walk is Search's own: the check only adds), then the
+  // check.
   Walk walk;
+  IdleCheck idle;
   if (!s.st.best.empty()) {
     SearchOptions o = s.opts;
-    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s * 0.95);
+    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
     walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0);
   }
-  IdleCheck idle;
   Plan p = before;
   if (!walk.best.empty()) {
     idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, [&] { return s.out_of_time(); });
