@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     plans = []
     for k, name in enumerate(names):
         status(f"planning with {name} ({k + 1}/{len(names)})"
-               + (f"; time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
+               + (f"; {name} time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
         plans.append(_plan_one(args, spec, job_specs, name, model))
     repaired = _repaired(plans, args.fail, add)
     status.done()
