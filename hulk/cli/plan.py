@@ -34,6 +34,10 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed (default 0)")
     p.add_argument("--generate", type=integer(2, MAX_GENERATED), metavar="N", help="plan on a generated cluster of N machines "
                                                                "(hulk.plan.generate, seeded by --seed)")
+    p.add_argument("--generate-mode", choices=list(generate.MODES), default="paper",
+                   help="the generator for --generate: paper (default; the network fitted to the paper's cluster, "
+                        "at most 40 regions) or measured (cloud regions with measured RTT and throughput, "
+                        "8-GPU machines)")
     p.add_argument("--max-iterations", type=integer(0, MAX_ITERATIONS), default=0, help="also stop the local search of search and "
                    "hulk after this many moves (reproducible plans; default 0 = time limit only)")
     p.add_argument("--classifier", choices=["learned", "heuristic", "greedy"], default="learned",
@@ -102,6 +106,8 @@ def _check_arguments(args) -> None:
     """Options that contradict each other, refused before any work."""
     if args.cluster is not None and args.generate is not None:
         raise InputError("give --cluster or --generate, not both")
+    if args.generate_mode != "paper" and args.generate is None:
+        raise InputError(f"--generate-mode {args.generate_mode} has no effect without --generate N")
     if args.model is not None and args.classifier != "learned":
         raise InputError(f"--model {args.model!r} has no effect with --classifier {args.classifier}; give one of them")
     if args.model is not None and args.gnn:
@@ -114,8 +120,8 @@ def _cluster(args, status):
         status(f"loading cluster {args.cluster}")
         return _load_cluster(args.cluster)
     if args.generate is not None:
-        status(f"generating a cluster of {args.generate} machines")
-        return generate.generate_cluster(args.generate, seed=args.seed)
+        status(f"generating a cluster of {args.generate} machines ({args.generate_mode} mode)")
+        return generate.generate_cluster(args.generate, seed=args.seed, mode=args.generate_mode)
     return cluster_spec.hulk47_spec()
 
 

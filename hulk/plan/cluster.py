@@ -30,7 +30,7 @@ import numpy as np
 from .. import _core
 from ..errors import InputError
 
-__all__ = ["Cluster", "Machines", "check_plausible", "cities", "implausible", "plausible_ranges", "plausible_words", "unit_vector"]
+__all__ = ["Cluster", "Machines", "check_plausible", "cities", "great_circle_km", "implausible", "plausible_ranges", "plausible_words", "unit_vector"]
 
 _DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -49,6 +49,20 @@ def cities() -> list[dict]:
     """The bundled cities table (``hulk/data/cities.json``): dicts with ``name``, ``lat``,
     ``lon`` (decimal degrees) and ``paper`` (one of the paper's twelve cities). A fresh copy."""
     return [dict(c) for c in _cities_doc()["cities"]]
+
+
+EARTH_RADIUS_KM = 6371.0
+
+
+def great_circle_km(lat1, lon1, lat2, lon2):
+    """Great-circle distance in km (haversine, Earth radius 6371 km); degrees in, arrays broadcast.
+
+    Returns a float for scalar input, else an array.
+    """
+    p1, l1, p2, l2 = (np.radians(np.asarray(x, dtype=np.float64)) for x in (lat1, lon1, lat2, lon2))
+    h = np.sin((p2 - p1) / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin((l2 - l1) / 2) ** 2
+    d = 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+    return float(d) if d.ndim == 0 else d
 
 
 def unit_vector(lat, lon) -> np.ndarray:

@@ -1,0 +1,297 @@
+"""Quality against planning time: Hulk and Search at budgets of 0.1-30 s over Search at 60 s.
+
+For every cluster (generated in both modes of ``hulk.plan.generate_cluster``, and the bundled
+47-server cluster) and every job set (both include OPT-175B), the script plans with Search at the
+reference budget (60 s) and with Hulk and Search at each budget ``t``, all through the public API
+``hulk.plan.plan(cluster, jobs, planner, time_limit_s=t, seed=seed)``. Every plan is one JSON
+line appended to the results file as soon as it finishes, so a killed run keeps what it did and
+a rerun with the same file skips what is there. ``--report`` renders the tables from that file:
+
+* per mode, size and budget: Hulk(t) / Search(60 s) and Search(t) / Search(60 s), mean and worst
+  over the instances (job sets included), Hulk(t) / Search(t), Hulk's planning time, and the
+  count of instances where a planner gives no plan while Search at 60 s finds one;
+* the older figures: Hulk / Search at 10 s and Hulk's planning time at that budget.
+
+Generated clusters, instance k of size n: ``generate_cluster(n, seed=3000 + k, mode=mode, ...)``.
+The measured mode's regime: regions of 1-8 machines (8-16 above 8,000 machines, to stay under
+the generator's region cap), 8-GPU machines, and on odd k one GPU type for all (A100 80GB).
+
+    python benchmarks/bench_plan_anytime.py --results plan_anytime.jsonl              # full run (hours)
+    python benchmarks/bench_plan_anytime.py --results q.jsonl --sizes 47,200 --instances 1 \\
+        --budgets 0.1,0.3 --reference 2 --modes paper,measured --job-sets paper4        # quick look
+    python benchmarks/bench_plan_anytime.py --results plan_anytime.jsonl --report [--write RESULTS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import hulk
+import hulk.plan as hp
+from hulk.plan import cluster_spec, generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import write_section  # noqa: E402
+
+BEGIN, END = "<!-- bench_plan_anytime:begin -->", "<!-- bench_plan_anytime:end -->"
+SIZES = (47, 200, 1000, 5000, 20000)
+BUDGETS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+REFERENCE_S = 60.0
+MODES = ("paper", "measured")
+JOB_SETS = {"paper4": list(hp.PAPER_JOBS_4), "OPT+RoBERTa+BERT": ["OPT-175B", "RoBERTa-large", "BERT-large"]}
+CLUSTER_SEED_BASE = 3000
+OLD_BUDGET_S = 10.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Instances
+# ---------------------------------------------------------------------------------------------
+
+def measured_regime(n: int, k: int) -> dict:
+    """The measured mode's regime for instance k of n machines (see the module docstring)."""
+    kw = {"machines_per_region": (1, 8) if n <= 8000 else (8, 16), "gpus_per_machine": 8}
+    if k % 2 == 1:
+        kw["gpu_mix"] = {"A100 80GB": 1}
+    return kw
+
+
+def instances(args):
+    """(mode, n, k, cluster_seed, make) for every cluster of the run."""
+    if args.bundled:
+        yield "bundled", 47, 0, None, cluster_spec.hulk47_spec
+    for mode in args.modes:
+        for n in args.sizes:
+            for k in range(args.instances):
+                seed = CLUSTER_SEED_BASE + k
+                kw = measured_regime(n, k) if mode == "measured" else {}
+                yield mode, n, k, seed, (lambda n=n, seed=seed, mode=mode, kw=kw:
+                                          generate.generate_cluster(n, seed=seed, mode=mode, **kw))
+
+
+def key(row: dict) -> tuple:
+    return (row["mode"], row["n"], row["instance"], row["job_set"], row["planner"], row["budget_s"], row["seed"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+
+def read_results(path) -> tuple[list, list]:
+    """(plan rows, meta rows) of a results file; a torn last line (a run killed mid-write) is skipped."""
+    plans, meta = [], []
+    if not os.path.exists(path):
+        return plans, meta
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                (plans if row.get("kind") == "plan" else meta if row.get("kind") == "meta" else []).append(row)
+    return plans, meta
+
+
+def append(path, row: dict) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def run(args) -> None:
+    done = {key(r) for r in read_results(args.results)[0]}
+    meta = {"kind": "meta", "command": command_line(), "date": f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
+            "machine": machine(), "hulk": hulk.__version__, "budgets": args.budgets, "reference_s": args.reference,
+            "seed": args.seed}
+    for mode, n, k, cluster_seed, make in instances(args):
+        cluster = None
+        for set_name in args.job_sets:
+            jobs = JOB_SETS[set_name]
+            todo = [("search", args.reference)] + [(p, t) for t in args.budgets for p in ("hulk", "search")]
+            for planner, budget in todo:
+                row = {"kind": "plan", "mode": mode, "n": n, "instance": k, "cluster_seed": cluster_seed,
+                       "job_set": set_name, "planner": planner, "budget_s": budget, "seed": args.seed}
+                if key(row) in done:
+                    continue
+                if meta is not None:   # once per run that plans anything
+                    append(args.results, meta)
+                    meta = None
+                if cluster is None:
+                    cluster = make()
+                t0 = time.perf_counter()
+                p = hp.plan(cluster, jobs, planner, time_limit_s=budget, seed=args.seed)
+                row.update(wall_s=time.perf_counter() - t0, planning_s=p.planning_s, feasible=bool(p.feasible),
+                           makespan_s=p.makespan_s if p.feasible else None, machines=len(cluster),
+                           regions=getattr(cluster, "n_regions", None))
+                append(args.results, row)
+                print(f"{mode:>8} {n:>6} #{k} {set_name:>16} {planner:>6} {budget:>5g} s: "
+                      f"{'%.1f h' % (p.makespan_s / 3600) if p.feasible else 'NO PLAN':>10}  "
+                      f"planning {p.planning_s:7.2f} s", flush=True)
+
+
+def command_line() -> str:
+    return "python " + " ".join([str(Path(sys.argv[0]).resolve())] + sys.argv[1:])
+
+
+def machine() -> str:
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.node()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+def summarise(rows: list, reference_s: float) -> tuple[dict, dict]:
+    """(cells, old): cells[(mode, n, budget)] and old[(mode, n)] with ratio lists and counts.
+
+    An instance is (mode, n, instance, job set, seed); ratios are over Search at ``reference_s``
+    on the same instance and only where both plans exist; 'no plan' counts an instance where the
+    planner has none and the reference has one."""
+    plans = {}
+    for r in rows:
+        plans[(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"])] = r
+    cells, old = {}, {}
+    for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
+        if planner != "hulk":
+            continue
+        ref = plans.get((mode, n, inst, job_set, seed, "search", reference_s))
+        same = plans.get((mode, n, inst, job_set, seed, "search", budget))
+        if ref is None or same is None:
+            continue
+        c = cells.setdefault((mode, n, budget), {"hulk": [], "search": [], "vs_same": [], "hulk_s": [],
+                                                 "hulk_none": 0, "search_none": 0, "instances": 0})
+        c["instances"] += 1
+        c["hulk_s"].append(r["planning_s"])
+        if ref["feasible"]:
+            for who, p in (("hulk", r), ("search", same)):
+                if p["feasible"]:
+                    c[who].append(p["makespan_s"] / ref["makespan_s"])
+                else:
+                    c[f"{who}_none"] += 1
+        if r["feasible"] and same["feasible"]:
+            c["vs_same"].append(r["makespan_s"] / same["makespan_s"])
+            if budget == OLD_BUDGET_S:
+                o = old.setdefault((mode, n), {"ratio": [], "hulk_s": []})
+                o["ratio"].append(r["makespan_s"] / same["makespan_s"])
+                o["hulk_s"].append(r["planning_s"])
+    return cells, old
+
+
+def _mw(v: list) -> str:
+    return f"{sum(v) / len(v):.3f} / {max(v):.3f}" if v else "-"
+
+
+def report_lines(rows: list, meta: list, reference_s: float) -> list:
+    cells, old = summarise(rows, reference_s)
+    order = {"bundled": 0, "paper": 1, "measured": 2}
+    ref = f"Search({reference_s:g} s)"
+    out = [f"| mode | machines | budget s | instances (clusters x job sets) | Hulk(t) / {ref} mean / worst | "
+           f"Search(t) / {ref} mean / worst | Hulk(t) / Search(t) mean / worst | Hulk planning s mean / max | "
+           f"no plan where {ref} has one: Hulk / Search |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (mode, n, budget) in sorted(cells, key=lambda x: (order.get(x[0], 9), x[1], x[2])):
+        c = cells[(mode, n, budget)]
+        hs = c["hulk_s"]
+        out.append(f"| {mode} | {n:,} | {budget:g} | {c['instances']} | {_mw(c['hulk'])} | {_mw(c['search'])} | "
+                   f"{_mw(c['vs_same'])} | {sum(hs) / len(hs):.2f} / {max(hs):.2f} | "
+                   f"{c['hulk_none']} / {c['search_none']} |")
+    out += ["", f"The older figures: Hulk / Search, both at {OLD_BUDGET_S:g} s, and Hulk's planning time there.", "",
+            "| mode | machines | instances | Hulk / Search mean / worst | Hulk planning s mean / max |",
+            "|---|---:|---:|---:|---:|"]
+    if not old:
+        out.append(f"| (no plans at {OLD_BUDGET_S:g} s in this file) | | | | |")
+    for (mode, n) in sorted(old, key=lambda x: (order.get(x[0], 9), x[1])):
+        o = old[(mode, n)]
+        out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
+                   f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
+    return out
+
+
+def report(args) -> None:
+    rows, meta = read_results(args.results)
+    if not rows:
+        sys.exit(f"{args.results}: no plan rows")
+    table = report_lines(rows, meta, args.reference)
+    print("\n".join(table))
+    if args.write:
+        first = meta[0] if meta else {}
+        text = [BEGIN, "## Planner: quality against planning time (`benchmarks/bench_plan_anytime.py`)", "",
+                *[f"Command: `{m['command']}` ({m['date']}; {m['machine']}; hulk {m['hulk']})" for m in meta], "",
+                f"Rendered with `--report` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC from "
+                f"{len(rows)} plans; Search's reference budget {args.reference:g} s, plan seed "
+                f"{first.get('seed', '-')}. Ratios are makespans (lower is better); worst = the largest. Clusters: "
+                "the bundled 47-server cluster and `generate_cluster(n, seed=3000 + k, mode=...)`, measured mode "
+                "with the regime of `measured_regime` (regions of 1-8 machines, 8-GPU machines, uniform A100 80GB "
+                "on odd k). Job sets: " + "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS.items()) + ".", "",
+                *table, "", END]
+        write_section(args.write, BEGIN, END, text)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _floats(text: str) -> list:
+    try:
+        v = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not v or any(not math.isfinite(x) or x <= 0 for x in v):
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    return v
+
+
+def _ints(text: str) -> list:
+    v = _floats(text)
+    if any(x != int(x) or x < 2 for x in v):
+        raise argparse.ArgumentTypeError(f"expected integers >= 2, got {text!r}")
+    return [int(x) for x in v]
+
+
+def _choices(allowed):
+    def parse(text: str) -> list:
+        v = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [x for x in v if x not in allowed]
+        if not v or bad:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {list(allowed)}, got {text!r}")
+        return v
+    return parse
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", required=True, help="the JSONL file plans are appended to (and read by --report)")
+    ap.add_argument("--report", action="store_true", help="render the tables from --results and plan nothing")
+    ap.add_argument("--write", metavar="RESULTS.md", help="with --report: write the section into this file")
+    ap.add_argument("--sizes", type=_ints, default=list(SIZES), help="machines per generated cluster (default: "
+                    + ",".join(map(str, SIZES)) + ")")
+    ap.add_argument("--instances", type=int, default=5, help="generated clusters per mode and size (default 5)")
+    ap.add_argument("--budgets", type=_floats, default=list(BUDGETS), help="planning budgets in seconds")
+    ap.add_argument("--reference", type=float, default=REFERENCE_S, help="Search's reference budget (default 60 s)")
+    ap.add_argument("--modes", type=_choices(MODES), default=list(MODES))
+    ap.add_argument("--job-sets", type=_choices(tuple(JOB_SETS)), default=list(JOB_SETS))
+    ap.add_argument("--no-bundled", dest="bundled", action="store_false", help="skip the bundled 47-server cluster")
+    ap.add_argument("--seed", type=int, default=0, help="the planners' seed (default 0)")
+    args = ap.parse_args(argv)
+    if args.instances < 1:
+        ap.error(f"--instances must be >= 1, got {args.instances}")
+    if not (math.isfinite(args.reference) and args.reference > 0):
+        ap.error(f"--reference must be a positive number of seconds, got {args.reference}")
+    if args.write and not args.report:
+        ap.error("--write goes with --report")
+    if args.report:
+        report(args)
+    else:
+        run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
