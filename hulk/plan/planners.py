@@ -10,8 +10,11 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
   plan and Systems A/B/C's machines, then local search with annealing); jobs run concurrently
   on disjoint machine groups (or wait, as in Hulk's plan). It never returns a System's
   sequential plan as its own: when it finds no feasible plan it says so in ``plan.notes``.
-- ``"hulk"``: a classification of machines into jobs (a trained :class:`hulk.GNN` when given,
-  else the stated region heuristic), then the paper's Algorithm 1, then each job's layout.
+- ``"hulk"``: an anytime planner within ``time_limit_s``: candidate sources (Search's starts;
+  classifications of machines into jobs by the learned planner's GNN, the greedy rule or the
+  region heuristic, each through the paper's Algorithm 1, each job's layout and growth), then
+  Search's local-search moves from the best candidate for the rest of the budget, then idle
+  machines offered to the job that finishes last (:func:`plan_hulk_within`).
 
 Every concurrent planner lays out each job with ``best_pipeline`` (``csrc/plan/planners.h``):
 machines that cannot hold one layer get no stage, and the layer split, the stage order and the

@@ -56,6 +56,8 @@ def _clusters():
         ("measured-like", measured_like(0, n_regions=8, per_region=3), PAPER4),
         ("measured-like, 4 GPUs", measured_like(1, n_regions=6, per_region=4, gpus=4), PAPER4[1:]),
         ("few machines per region", generate.generate_cluster(30, seed=5, n_regions=15), PAPER4),
+        ("measured mode, 4 per region", generate.generate_cluster(40, seed=2, mode="measured", machines_per_region=4),
+         PAPER4),
         ("generated", generate.generate_cluster(60, seed=4), PAPER4[1:]),
     ]
 
