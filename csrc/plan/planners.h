@@ -94,7 +94,7 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // longest step so far (time_for_another_step). finish() spends the rest on Search's annealing
 // from the best candidate (plan_search's walks; opts.max_iterations > 0 caps the moves, and the
 // same seed then gives the same plan on any machine), then offers the idle machines to the job
-// that finishes last (closest first, in batches of 1, 2, 4, ..., all, and one replica's worth),
+// that finishes last (closest first, in batches of 1, 2, 4, ..., all (at most 4 x its group + 16), one replica's worth),
 // keeping a batch only if the makespan drops; the notes say which source won, what refinement
 // gained and why machines stay idle. The cluster and the jobs are copied.
 class AnytimePlanner {

@@ -655,8 +655,8 @@ struct IdleCheck {
 };
 
 // Offers the idle machines to the job that finishes last, closest to its group first (ties:
-// faster, then lower id), in batches of 1, 2, 4, ..., all and one replica's worth (the
-// group's size); the batch that shortens it most is kept if the makespan drops, and the
+// faster, then lower id), in batches of 1, 2, 4, ..., all (at most 4 x its group + 16) and one
+// replica's worth (the group's size); the batch that shortens it most is kept if the makespan drops, and the
 // check repeats for the (new) last job. When machines stay idle the note says what the best
 // batch would have cost, from the cost model.
 IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
@@ -679,10 +679,13 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
       const double da = d[static_cast<size_t>(a)], db = d[static_cast<size_t>(b)];
       return da < db || (da == db && c.machine(a).tflops > c.machine(b).tflops);
     });
+    // Batches up to four replicas' worth (plus 16): a job on a few machines gains nothing from
+    // thousands more, and laying out such a group costs seconds at 20,000 machines.
+    const size_t cap = std::min(idle.size(), 4 * gj.size() + 16);
     std::vector<size_t> sizes;
-    for (size_t k = 1; k < idle.size(); k *= 2) sizes.push_back(k);
-    sizes.push_back(idle.size());
-    if (gj.size() <= idle.size()) sizes.push_back(gj.size());
+    for (size_t k = 1; k < cap; k *= 2) sizes.push_back(k);
+    sizes.push_back(cap);
+    if (gj.size() <= cap) sizes.push_back(gj.size());
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     double best = kInf;

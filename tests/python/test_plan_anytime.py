@@ -117,8 +117,9 @@ def test_idle_machines_left_are_justified_by_the_cost_model(planned):
         # closest to the group first (ties: faster, then lower id), as the check orders them
         dist = {x: min(core.latency_s(x, y) for y in group) for x in idle}
         order = sorted(idle, key=lambda x: (dist[x], -tflops[x], x))
-        sizes = sorted({k for k in (2 ** i for i in range(20)) if k < len(order)} | {len(order)}
-                       | ({len(group)} if len(group) <= len(order) else set()))
+        cap = min(len(order), 4 * len(group) + 16)
+        sizes = sorted({k for k in (2 ** i for i in range(20)) if k < cap} | {cap}
+                       | ({len(group)} if len(group) <= cap else set()))
         for k in sizes:
             trial = sorted(group + order[:k])
             t = _job_time(_core.plan.best_pipeline(core, spec.to_core(), trial))
