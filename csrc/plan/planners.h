@@ -109,6 +109,9 @@ class AnytimePlanner {
   void add_search_starts(size_t from, size_t to);
   static constexpr size_t kSearchStarts = 8;
   void add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds);
+  // Search's greedy start (closest free machines until the job fits, then idle machines to the
+  // bottleneck jobs) with distances in send time of a job's boundary activations, not latency.
+  void add_send_time_start();
   // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
   void record_step(double seconds);
   void skip(const std::string& source);  // named in the notes as left out for lack of time

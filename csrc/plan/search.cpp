@@ -101,8 +101,20 @@ std::pair<int64_t, double> slowest_job(Evaluator& ev, const std::vector<std::vec
   return {pick, worst};
 }
 
+// How far machine x is from machine y for job j: the latency (Search's measure), or the time
+// to send one micro-batch's boundary activations of j (bandwidth included; Hulk's extra start).
+using JobDistance = std::function<double(size_t j, int64_t x, int64_t y)>;
+JobDistance latency_distance(const Cluster& c) {
+  return [&c](size_t, int64_t x, int64_t y) { return c.latency_s(x, y); };
+}
+JobDistance send_time_distance(const Cluster& c, const std::vector<ModelSpec>& jobs) {
+  std::vector<double> bytes;
+  for (const ModelSpec& m : jobs) bytes.push_back(m.boundary_bytes(micro_batch(m, 1)));
+  return [&c, bytes](size_t j, int64_t x, int64_t y) { return c.send_time(x, y, bytes[j]); };
+}
+
 void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
-                 const std::function<bool()>& out_of_time) {
+                 const std::function<bool()>& out_of_time, const JobDistance& distance) {
   const int64_t N = c.size();
   const size_t J = jobs.size();
   std::vector<std::vector<int64_t>> g = groups_of(assign, J);
@@ -112,7 +124,7 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
     auto& d = dist[j];
     if (d.empty()) d.assign(static_cast<size_t>(N), kInf);
     for (int64_t y : added)
-      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], distance(j, x, y));
   };
   for (;;) {
     if (out_of_time()) break;
@@ -206,7 +218,7 @@ void grow_fastest_in_regions(const Cluster& c, const std::vector<ModelSpec>& job
 // A job that cannot fit on every free machine takes none (so the others still can). Then
 // grow_groups hands out the idle machines.
 std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
-                                       const std::function<bool()>& out_of_time) {
+                                       const std::function<bool()>& out_of_time, const JobDistance& distance) {
   const int64_t N = c.size();
   std::vector<int64_t> assign(static_cast<size_t>(N), -1);
   for (int64_t j : jobs_by_need(jobs)) {
@@ -233,7 +245,8 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
       g.insert(std::upper_bound(g.begin(), g.end(), pick), pick);
       in[static_cast<size_t>(pick)] = 1;
       mem += capacity_bytes(c, pick);
-      for (int64_t x = 0; x < N; ++x) dist[static_cast<size_t>(x)] = std::min(dist[static_cast<size_t>(x)], c.latency_s(x, pick));
+      for (int64_t x = 0; x < N; ++x)
+        dist[static_cast<size_t>(x)] = std::min(dist[static_cast<size_t>(x)], distance(static_cast<size_t>(j), x, pick));
       // Once the memory suffices, test feasibility (a best_pipeline call, O(|g|^2)) only at
       // sizes growing by a quarter, so a job that needs many more machines than its memory
       // bound costs O(log N) tests, not one per machine.
@@ -245,7 +258,7 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
     if (ok)
       for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
   }
-  grow_groups(c, jobs, ev, assign, out_of_time);
+  grow_groups(c, jobs, ev, assign, out_of_time, distance);
   return assign;
 }
 
@@ -451,7 +464,7 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
     std::vector<int64_t> a = make();
     // Idle machines to the bottleneck jobs while that helps, in two ways; the better one stays.
     std::vector<int64_t> b = a;
-    grow_groups(c, jobs, ev, a, out_of_time);
+    grow_groups(c, jobs, ev, a, out_of_time, latency_distance(c));
     grow_fastest_in_regions(c, jobs, ev, b, out_of_time);
     Score s = ev.score(a);
     if (const Score sb = ev.score(b); sb < s) {
@@ -492,7 +505,7 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
          std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
          return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
        }},
-      {"greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time); }},
+      {"greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time, latency_distance(c)); }},
   };
   for (size_t k = from; k < std::min(to, kStarts); ++k) {
     add(starts[k].first, starts[k].second);
@@ -597,7 +610,7 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
   std::vector<int64_t> start = disjoint_assignment(c, p);
   if (start.empty() || p.jobs.size() != jobs.size()) return p;
   Evaluator ev(c, jobs);
-  grow_groups(c, jobs, ev, start, [&] { return seconds_since(t0) >= opts.time_limit_s; });  // idle machines to the bottleneck jobs, then annealing
+  grow_groups(c, jobs, ev, start, [&] { return seconds_since(t0) >= opts.time_limit_s; }, latency_distance(c));  // idle machines to the bottleneck jobs, then annealing
   const Walk walk = anneal(c, jobs, ev, std::move(start), opts, t0);
   std::ostringstream what;
   what << "refinement: idle machines given to bottleneck jobs, then " << walk.moves << " local-search moves";
@@ -689,7 +702,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     double best = kInf;
-    size_t best_k = 0;
+    size_t best_k = 0, offered = 0;
     bool cut = false;
     for (size_t k : sizes) {
       if (out_of_time()) {
@@ -700,6 +713,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
       trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(k));
       std::sort(trial.begin(), trial.end());
       const double t = ev.job(static_cast<size_t>(j), trial).time;
+      offered = k;
       if (t < best) {
         best = t;
         best_k = k;
@@ -714,7 +728,10 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
     o << "hulk: " << idle.size() << " machine(s) stay idle: " << job_label(jobs, j)
       << ", the job that finishes last (" << hours(worst) << ", on " << gj.size() << " machines), ";
     if (cut) {
-      o << "was offered batches of up to " << best_k << " of them before the time limit ended the check";
+      if (offered == 0)
+        o << "was not offered them: the time limit came first";
+      else
+        o << "was offered batches of up to " << offered << " of them (none shortened it) before the time limit ended the check";
     } else if (best_k == 0 || !std::isfinite(best)) {
       o << "cannot use them (no layout of its machines and the idle ones is feasible)";
     } else {
@@ -803,7 +820,7 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
   if (!a.empty()) {  // as a start: idle machines to the bottleneck jobs as Search grows its starts (any region)
     std::vector<int64_t> b = a;
     const auto out_of_time = [&] { return s.out_of_time(); };
-    grow_groups(s.c, s.jobs, s.ev, a, out_of_time);
+    grow_groups(s.c, s.jobs, s.ev, a, out_of_time, latency_distance(s.c));
     grow_fastest_in_regions(s.c, s.jobs, s.ev, b, out_of_time);
     Score sa = s.ev.score(a);
     if (const Score sb = s.ev.score(b); sb < sa) {
@@ -821,6 +838,24 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
   record_step(seconds_since(ts));
 }
 
+void AnytimePlanner::add_send_time_start() {
+  // Search's greedy start with distances in send time rather than latency: on measured
+  // networks latency says little about bandwidth, and a large model's pipeline is bound by it.
+  State& s = *s_;
+  const auto ts = Clock::now();
+  const auto out_of_time = [&] { return s.out_of_time(); };
+  std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs));
+  const Score sa = s.ev.score(a);
+  const std::string name = "the closest machines by send time (Search's greedy start, bandwidth-aware)";
+  if (s.hulk_best.empty() || sa < s.hulk_score) {
+    s.hulk_best = a;
+    s.hulk_score = sa;
+    s.hulk_name = name;
+  }
+  s.candidates.push_back({name, plan_from_assignment(s.c, s.jobs, a, "hulk")});
+  record_step(seconds_since(ts));
+}
+
 Plan AnytimePlanner::finish() {
   State& s = *s_;
   // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
@@ -830,11 +865,15 @@ Plan AnytimePlanner::finish() {
        {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
         {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
     if (have) s.candidates.push_back({what, *plan});
-  // The walk starts from the better of Search's best start and Hulk's best candidate.
+  // Search's walks when its best start is the best candidate (Hulk's walk is then Search's
+  // own); otherwise one walk from Hulk's best candidate and one from Search's best start, each
+  // with half the time and moves (an annealing walk from a worse start often ends better).
+  std::string walked = "from Search's best start, \"" + s.st.name + "\" (and its start \"Hulk\" when that differs)";
   if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
+    walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : " and from Search's best start, \"" + s.st.name + "\"");
+    s.st.hulk_start = s.st.best;
     s.st.best = s.hulk_best;
     s.st.score = s.hulk_score;
-    s.st.name = s.hulk_name;
   }
   // The best candidate before refinement, waiting plans (Algorithm 1's) included.
   size_t k_best = 0;
@@ -873,7 +912,7 @@ Plan AnytimePlanner::finish() {
   }
   notes.push_back(won.str());
   std::ostringstream ref;
-  ref << "hulk: refinement (" << walk.moves << " local-search moves from the " << s.st.name;
+  ref << "hulk: refinement (" << walk.moves << " local-search moves " << walked;
   if (idle.given > 0) ref << ", then " << idle.given << " idle machine(s) given to the job that finished last";
   ref << ", " << seconds_since(s.t0) << " s in all) ";
   if (p.makespan_s < before.makespan_s)

@@ -229,6 +229,10 @@ def plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: flo
         if c is not None:
             planner.add_classification(source, list(c), int(grow_rounds))
     planner.add_search_starts(2, planner.search_starts)  # and the rest of Search's starts
+    if planner.time_for_another_step():  # Search's greedy start by send time, not latency
+        planner.add_send_time_start()
+    else:
+        planner.skip("the closest machines by send time")
     p = planner.finish()
     if not p.to_dict()["feasible"] and planner.skipped_any():
         raise _budget_too_short(time_limit_s, "candidate sources were left out")
