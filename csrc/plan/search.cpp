@@ -779,6 +779,15 @@ struct AnytimePlanner::State {
   State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
       : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
   bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
+  // One of Hulk's own starts: a candidate, and the walk's start if it is the best so far.
+  void add_start(const std::string& name, std::vector<int64_t> a, const Score& score) {
+    candidates.push_back({name, plan_from_assignment(c, jobs, a, "hulk")});
+    if (hulk_best.empty() || score < hulk_score) {
+      hulk_best = std::move(a);
+      hulk_score = score;
+      hulk_name = name;
+    }
+  }
 };
 
 AnytimePlanner::AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts)
@@ -827,13 +836,7 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
       a = std::move(b);
       sa = sb;
     }
-    const std::string name = source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)";
-    if (s.hulk_best.empty() || sa < s.hulk_score) {
-      s.hulk_best = a;
-      s.hulk_score = sa;
-      s.hulk_name = name;
-    }
-    s.candidates.push_back({name, plan_from_assignment(s.c, s.jobs, a, "hulk")});
+    s.add_start(source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)", std::move(a), sa);
   }
   record_step(seconds_since(ts));
 }
@@ -846,13 +849,7 @@ void AnytimePlanner::add_send_time_start() {
   const auto out_of_time = [&] { return s.out_of_time(); };
   std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs));
   const Score sa = s.ev.score(a);
-  const std::string name = "the closest machines by send time (Search's greedy start, bandwidth-aware)";
-  if (s.hulk_best.empty() || sa < s.hulk_score) {
-    s.hulk_best = a;
-    s.hulk_score = sa;
-    s.hulk_name = name;
-  }
-  s.candidates.push_back({name, plan_from_assignment(s.c, s.jobs, a, "hulk")});
+  s.add_start("the closest machines by send time (Search's greedy start, bandwidth-aware)", std::move(a), sa);
   record_step(seconds_since(ts));
 }
 
