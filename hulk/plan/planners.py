@@ -14,7 +14,7 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
   classifications of machines into jobs by the learned planner's GNN, the greedy rule or the
   region heuristic, each through the paper's Algorithm 1, each job's layout and growth), then
   Search's local-search moves from the best candidate for the rest of the budget, then idle
-  machines offered to the job that finishes last (:func:`plan_hulk_within`).
+  machines offered to the job that finishes last (``_plan_hulk_within``).
 
 Every concurrent planner lays out each job with ``best_pipeline`` (``csrc/plan/planners.h``):
 machines that cannot hold one layer get no stage, and the layer split, the stage order and the
@@ -153,7 +153,7 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     jobs : names from :func:`hulk.plan.catalogue` and/or ModelSpec objects
     planner : one of "a", "b", "c", "search", "hulk", "table2"
     time_limit_s : for "search" and "hulk", the planning time in seconds, in (0, a week]. Hulk uses
-        all of it, classification included (see :func:`plan_hulk_within`); both return when it
+        all of it, classification included (see ``_plan_hulk_within``); both return when it
         is spent, give or take the step under way (Search's first start always runs, so that
         there is a plan).
     seed, max_iterations : for "search" and "hulk" (``max_iterations`` > 0 also stops the local
@@ -195,31 +195,35 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
         out.notes[0:0] = hulk_notes
     else:
         moves = refine_iterations if refine_iterations is not None else max_iterations
-        out = Plan(plan_hulk_within(spec, job_specs, core_cluster, core_jobs, time_limit_s - (time.perf_counter() - t0),
+        out = Plan(_plan_hulk_within(spec, job_specs, core_cluster, core_jobs, time_limit_s - (time.perf_counter() - t0),
                                     seed, moves, model, classes, grow_rounds, time_limit_s),
                    core_cluster, spec, job_specs, planner)
     out.planning_s = time.perf_counter() - t0  # the classification (encoding, GNN inference) is part of planning
     return out
 
 
-def plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: float, seed: int, moves: int,
+def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: float, seed: int, moves: int,
                      model, classes, grow_rounds: int, time_limit_s: float):
     """Hulk as an anytime planner (``_core.plan.AnytimePlanner``, csrc/plan/planners.h): the
     candidate sources start the budget, in this order: Search's first two starts (each job on
     the fewest machines; the greedy rule's groups grown as Search grows them), then the greedy
     rule's groups, the GNN's proposal (the learned planner) and the region heuristic's groups
     (or the one classification ``classes`` / ``model`` gives), each through Algorithm 1 and
-    growth and grown further as a start, then Search's six other starts. So Hulk has every start
-    Search has when time allows, and its cheap sources (milliseconds to 0.1 s at 3,000 machines)
-    before Search's slower starts when it does not. A source after the first runs only while the
-    time left exceeds the longest one so far. The rest of
-    the budget goes to Search's local-search moves from the best candidate (``moves`` > 0 caps
-    them), then the idle machines are offered to the job that finishes last. Returns the core
+    growth and grown further as a start, then Search's six other starts, then Search's greedy
+    start with distances in send time instead of latency (on measured networks latency says
+    little about bandwidth). So Hulk has every start Search has when time allows, and its cheap
+    sources (milliseconds to 0.1 s at 3,000 machines) before Search's slower starts when it does
+    not. A source after the first runs only while the time left exceeds the longest one so far.
+    The rest of the budget goes to Search's local-search moves (``moves`` > 0 caps them): Search's
+    own walks when its best start is the best candidate, else a walk from Hulk's best candidate
+    and one from Search's best start; then the idle machines are offered to the job that
+    finishes last. Returns the core
     plan; its notes say which source won and what refinement gained. Raises InputError naming
     ``time_limit_s`` when the plan is infeasible and sources were left out for lack of time."""
+    sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
     planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))
     planner.add_search_starts(0, 2)  # Search's first two (the fewest machines; the greedy rule, grown)
-    for source, make in _hulk_sources(spec, job_specs, model, classes):
+    for source, make in sources:
         if not planner.time_for_another_step():
             planner.skip(source)
             continue
@@ -246,19 +250,20 @@ def _budget_too_short(time_limit_s, what: str) -> InputError:
                       f"the time ran out and {what}; give more time")
 
 
-def _hulk_sources(spec, job_specs, model, classes) -> list:
-    """(name, callable giving a classification or None) for each of Hulk's candidate sources."""
+def _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes) -> list:
+    """(name, callable giving a classification or None) for each of Hulk's candidate sources;
+    ``model`` and ``classes`` are checked here, before any work."""
     if classes is not None:
         given = check_classes(classes, len(spec), len(job_specs))
         return [("the given classification", lambda: given)]
-    core_jobs = [j.to_core() for j in job_specs]
-    heuristic = ("the region heuristic's groups", lambda: _core.plan.heuristic_classes(spec.to_core(), core_jobs))
+    heuristic = ("the region heuristic's groups", lambda: _core.plan.heuristic_classes(core_cluster, core_jobs))
     if isinstance(model, str) and model == "heuristic":
         return [heuristic]
-    if isinstance(model, GNN) or (isinstance(model, str) and model != "greedy"):
+    if isinstance(model, str) and model != "greedy" or not (
+            model is None or isinstance(model, (str, GNN, learned.LearnedPlanner))):
+        _hulk_classes(spec, job_specs, model, None)  # raises the error naming model, before any work
+    if isinstance(model, GNN):
         return [("the GNN's classification", lambda: _hulk_classes(spec, job_specs, model, None))]
-    if model is not None and model != "greedy" and not isinstance(model, learned.LearnedPlanner):
-        _hulk_classes(spec, job_specs, model, None)  # raises the type error
     rule = ("the greedy rule's groups", lambda: greedy_classes(spec, job_specs))
     if model == "greedy":
         return [rule, heuristic]
