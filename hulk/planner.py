@@ -15,7 +15,6 @@ from .plan.planners import (  # noqa: F401
     Plan,
     plan,
     compare,
-    refine_time_limit,
 )
 from .plan.inputs import as_cluster, as_cluster_spec, as_model_specs  # noqa: F401
 from .plan.rules import DEFAULT_GROW_ROUNDS, GROWTH_STEPS, grow_bottleneck  # noqa: F401

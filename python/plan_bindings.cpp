@@ -220,6 +220,24 @@ void bind_plan(py::module_& m) {
       },
       py::arg("cluster"), py::arg("jobs"), py::arg("plan"), py::arg("time_limit_s"), py::arg("seed"),
       py::arg("max_iterations"));
+  py::class_<AnytimePlanner>(m, "AnytimePlanner",
+                             "Hulk within a time budget (planners.h): candidate sources, then refinement")
+      .def(py::init([](const Cluster& c, Jobs j, double time_limit_s, uint64_t seed, int64_t max_iterations) {
+             return std::make_unique<AnytimePlanner>(c, j, SearchOptions{time_limit_s, seed, max_iterations});
+           }),
+           py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"), py::arg("max_iterations"))
+      .def("elapsed_s", &AnytimePlanner::elapsed_s)
+      .def("time_for_another_step", &AnytimePlanner::time_for_another_step)
+      .def("record_step", &AnytimePlanner::record_step, py::arg("seconds"))
+      .def("skip", &AnytimePlanner::skip, py::arg("source"))
+      .def("skipped_any", &AnytimePlanner::skipped_any)
+      .def("add_search_starts", &AnytimePlanner::add_search_starts, py::arg("first"), py::arg("end"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly_static("search_starts", [](py::object) { return AnytimePlanner::kSearchStarts; })
+      .def("add_classification", &AnytimePlanner::add_classification, py::arg("source"), py::arg("classes"),
+           py::arg("grow_rounds"), py::call_guard<py::gil_scoped_release>())
+      .def("add_send_time_start", &AnytimePlanner::add_send_time_start, py::call_guard<py::gil_scoped_release>())
+      .def("finish", &AnytimePlanner::finish, py::call_guard<py::gil_scoped_release>());
   m.def("plan_hulk", [](const Cluster& c, Jobs j, const std::vector<int64_t>& classes) {
     py::gil_scoped_release release;
     return plan_hulk(c, j, classes);

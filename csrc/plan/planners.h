@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "csrc/plan/plan.h"
@@ -81,6 +83,48 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
 // (planning_s includes the refinement). A plan whose jobs share machines (a job waits) or
 // run one after another is returned unchanged.
 Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Plan& p, const SearchOptions& opts);
+
+// Hulk within a time budget (hulk/plan/planners.py plan(..., "hulk")): every step checks one
+// clock, started at construction, against opts.time_limit_s. The candidate sources come first:
+// Search's starts (add_search_starts: plan_search's own, in its order; Hulk runs the first two,
+// then its classifications, then the other six, so it has every start Search has when time
+// allows), Hulk's classifications (add_classification: the GNN's proposal, the greedy rule, the
+// region heuristic), each through Algorithm 1 and growth (grow_bottleneck, within the job's
+// regions) and, when its groups are disjoint, grown further as Search grows its starts (closest
+// idle machines, any region), and Search's greedy start by send time (add_send_time_start). A
+// step after the first runs only while the time left exceeds the longest step so far
+// (time_for_another_step). finish() spends the rest on Search's annealing (opts.max_iterations
+// > 0 caps the moves, and the same seed then gives the same plan on any machine): plan_search's
+// own walks when its best start is the best candidate, else a walk from Hulk's best and one
+// from Search's best start. Then it offers the idle machines to the job that finishes last
+// (closest first, in batches of 1, 2, 4, ..., all (at most 4 x its group + 16) and one
+// replica's worth), keeping a batch only if the makespan drops. The notes say which source
+// won, what refinement gained and why machines stay idle. The cluster and jobs are copied.
+class AnytimePlanner {
+ public:
+  AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts);
+  ~AnytimePlanner();
+  AnytimePlanner(const AnytimePlanner&) = delete;
+  AnytimePlanner& operator=(const AnytimePlanner&) = delete;
+  double elapsed_s() const;
+  bool time_for_another_step() const;
+  // Search's starts number [from, to) of its eight, in plan_search's order.
+  void add_search_starts(size_t from, size_t to);
+  static constexpr size_t kSearchStarts = 8;
+  void add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds);
+  // Search's greedy start (closest free machines until the job fits, then idle machines to the
+  // bottleneck jobs) with distances in send time of a job's boundary activations, not latency.
+  void add_send_time_start();
+  // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
+  void record_step(double seconds);
+  void skip(const std::string& source);  // named in the notes as left out for lack of time
+  Plan finish();
+  bool skipped_any() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // The paper's Algorithm 1 on a classification (machine -> job index or -1): jobs in order of
 // memory need take their classified machines; a group short of memory takes the closest

@@ -101,8 +101,20 @@ std::pair<int64_t, double> slowest_job(Evaluator& ev, const std::vector<std::vec
   return {pick, worst};
 }
 
+// How far machine x is from machine y for job j: the latency (Search's measure), or the time
+// to send one micro-batch's boundary activations of j (bandwidth included; Hulk's extra start).
+using JobDistance = std::function<double(size_t j, int64_t x, int64_t y)>;
+JobDistance latency_distance(const Cluster& c) {
+  return [&c](size_t, int64_t x, int64_t y) { return c.latency_s(x, y); };
+}
+JobDistance send_time_distance(const Cluster& c, const std::vector<ModelSpec>& jobs) {
+  std::vector<double> bytes;
+  for (const ModelSpec& m : jobs) bytes.push_back(m.boundary_bytes(micro_batch(m, 1)));
+  return [&c, bytes](size_t j, int64_t x, int64_t y) { return c.send_time(x, y, bytes[j]); };
+}
+
 void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
-                 const std::function<bool()>& out_of_time) {
+                 const std::function<bool()>& out_of_time, const JobDistance& distance) {
   const int64_t N = c.size();
   const size_t J = jobs.size();
   std::vector<std::vector<int64_t>> g = groups_of(assign, J);
@@ -112,7 +124,7 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
     auto& d = dist[j];
     if (d.empty()) d.assign(static_cast<size_t>(N), kInf);
     for (int64_t y : added)
-      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], distance(j, x, y));
   };
   for (;;) {
     if (out_of_time()) break;
@@ -206,7 +218,7 @@ void grow_fastest_in_regions(const Cluster& c, const std::vector<ModelSpec>& job
 // A job that cannot fit on every free machine takes none (so the others still can). Then
 // grow_groups hands out the idle machines.
 std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
-                                       const std::function<bool()>& out_of_time) {
+                                       const std::function<bool()>& out_of_time, const JobDistance& distance) {
   const int64_t N = c.size();
   std::vector<int64_t> assign(static_cast<size_t>(N), -1);
   for (int64_t j : jobs_by_need(jobs)) {
@@ -233,7 +245,8 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
       g.insert(std::upper_bound(g.begin(), g.end(), pick), pick);
       in[static_cast<size_t>(pick)] = 1;
       mem += capacity_bytes(c, pick);
-      for (int64_t x = 0; x < N; ++x) dist[static_cast<size_t>(x)] = std::min(dist[static_cast<size_t>(x)], c.latency_s(x, pick));
+      for (int64_t x = 0; x < N; ++x)
+        dist[static_cast<size_t>(x)] = std::min(dist[static_cast<size_t>(x)], distance(static_cast<size_t>(j), x, pick));
       // Once the memory suffices, test feasibility (a best_pipeline call, O(|g|^2)) only at
       // sizes growing by a quarter, so a job that needs many more machines than its memory
       // bound costs O(log N) tests, not one per machine.
@@ -245,7 +258,7 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
     if (ok)
       for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
   }
-  grow_groups(c, jobs, ev, assign, out_of_time);
+  grow_groups(c, jobs, ev, assign, out_of_time, distance);
   return assign;
 }
 
@@ -424,6 +437,8 @@ struct Starts {
   std::string name;  // the best start's
   std::vector<std::string> tried, skipped;
   double first_start_s = 0;  // the first start's wall time (it runs to the end whatever the limit)
+  double longest = 0;        // the longest start's wall time
+  std::vector<int64_t> regions;  // the "per region" start's classification
   std::vector<int64_t> hulk_start;  // Hulk's start after growth; empty when it did not run
   // Hulk's plans through Algorithm 1 and partition (which may make a job wait for another,
   // as no concurrent assignment can), candidates as they are.
@@ -431,15 +446,17 @@ struct Starts {
   bool have_hulk = false, have_hulk_fastest = false;
 };
 
-// Starts, cheapest first, each only while time is left (the first always runs, so there
-// is a plan); each start's idle machines go to its bottleneck jobs in two ways, the better kept.
-Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const SearchOptions& opts,
-                  Clock::time_point t0) {
+constexpr size_t kStarts = AnytimePlanner::kSearchStarts;  // plan_search's starts
+
+// Starts number [from, to) of the eight below, cheapest first, each only while time is left
+// (the first always runs, so there is a plan); each start's idle machines go to its bottleneck
+// jobs in two ways, the better kept. Hulk's planner runs them in two parts with its own
+// candidates between.
+void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const SearchOptions& opts,
+                Clock::time_point t0, Starts& st, size_t from = 0, size_t to = kStarts) {
   const auto out_of_time = [&] { return seconds_since(t0) >= opts.time_limit_s; };
-  Starts st;
-  double longest = 0;  // the longest start so far: one that may not finish in time is skipped
   auto add = [&](const std::string& name, const std::function<std::vector<int64_t>()>& make) {
-    if (!st.best.empty() && seconds_since(t0) + longest >= opts.time_limit_s) {
+    if (!st.best.empty() && seconds_since(t0) + st.longest >= opts.time_limit_s) {
       st.skipped.push_back(name);
       return;
     }
@@ -447,7 +464,7 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
     std::vector<int64_t> a = make();
     // Idle machines to the bottleneck jobs while that helps, in two ways; the better one stays.
     std::vector<int64_t> b = a;
-    grow_groups(c, jobs, ev, a, out_of_time);
+    grow_groups(c, jobs, ev, a, out_of_time, latency_distance(c));
     grow_fastest_in_regions(c, jobs, ev, b, out_of_time);
     Score s = ev.score(a);
     if (const Score sb = ev.score(b); sb < s) {
@@ -455,7 +472,7 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
       s = sb;
     }
     st.tried.push_back(name);
-    longest = std::max(longest, seconds_since(ts));
+    st.longest = std::max(st.longest, seconds_since(ts));
     if (name == "Hulk") st.hulk_start = a;
     if (st.best.empty() || s < st.score) {
       st.best = std::move(a);
@@ -463,32 +480,37 @@ Starts run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluato
       st.name = name;
     }
   };
-  // The first start is never cut short by the clock: stopped half way it left jobs with no
-  // machines ("no machines assigned") on large clusters with small budgets, where a plan exists.
-  add("each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, [] { return false; }); });
-  st.first_start_s = seconds_since(t0);
-  // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below.
-  add("fastest machines in one region", [&] {
-    std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
-    st.hulk_fastest = plan_hulk(c, jobs, a);
-    st.have_hulk_fastest = true;
-    return a;
-  });
-  add("System A's machines", [&] { return whole_model_assignment(c, jobs); });
-  add("System B's blocks", [&] { return block_assignment(c, jobs); });
-  add("System C's machines dealt round robin", [&] { return round_robin_assignment(c, jobs); });
-  std::vector<int64_t> regions;
-  add("per region", [&] { return regions = heuristic_classes(c, jobs); });
-  // Hulk's own plan (region heuristic, Algorithm 1): a start when its groups are disjoint,
-  // and a candidate as it is.
-  add("Hulk", [&] {
-    st.hulk = plan_hulk(c, jobs, regions.empty() ? heuristic_classes(c, jobs) : regions);
-    st.have_hulk = true;
-    std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
-    return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
-  });
-  add("greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time); });
-  return st;
+  const std::pair<const char*, std::function<std::vector<int64_t>()>> starts[kStarts] = {
+      // The first start is never cut short by the clock: stopped half way it left jobs with no
+      // machines ("no machines assigned") on large clusters with small budgets, where a plan exists.
+      {"each job on the fewest machines", [&] { return fewest_machines_assignment(c, jobs, ev, [] { return false; }); }},
+      // Also a candidate through Hulk's Algorithm 1 and partition, as Hulk's own plan below.
+      {"fastest machines in one region",
+       [&] {
+         std::vector<int64_t> a = greedy_classes(c, jobs);  // hulk.greedy's rule
+         st.hulk_fastest = plan_hulk(c, jobs, a);
+         st.have_hulk_fastest = true;
+         return a;
+       }},
+      {"System A's machines", [&] { return whole_model_assignment(c, jobs); }},
+      {"System B's blocks", [&] { return block_assignment(c, jobs); }},
+      {"System C's machines dealt round robin", [&] { return round_robin_assignment(c, jobs); }},
+      {"per region", [&] { return st.regions = heuristic_classes(c, jobs); }},
+      // Hulk's own plan (region heuristic, Algorithm 1): a start when its groups are disjoint,
+      // and a candidate as it is.
+      {"Hulk",
+       [&] {
+         st.hulk = plan_hulk(c, jobs, st.regions.empty() ? heuristic_classes(c, jobs) : st.regions);
+         st.have_hulk = true;
+         std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
+         return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
+       }},
+      {"greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time, latency_distance(c)); }},
+  };
+  for (size_t k = from; k < std::min(to, kStarts); ++k) {
+    add(starts[k].first, starts[k].second);
+    if (k == 0) st.first_start_s = seconds_since(t0);
+  }
 }
 
 // The annealing: two walks when Hulk's start is not the best one, from the best start and
@@ -574,7 +596,8 @@ Plan search_result(const Cluster& c, const std::vector<ModelSpec>& jobs, const W
 Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const SearchOptions& opts) {
   const auto t0 = Clock::now();
   Evaluator ev(c, jobs);
-  Starts starts = run_starts(c, jobs, ev, opts, t0);
+  Starts starts;
+  run_starts(c, jobs, ev, opts, t0, starts);
   const Walk walk = walk_from_starts(c, jobs, ev, starts, opts, t0);
   Plan p = search_result(c, jobs, walk, starts, opts);
   p.planning_s = seconds_since(t0);
@@ -587,7 +610,7 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
   std::vector<int64_t> start = disjoint_assignment(c, p);
   if (start.empty() || p.jobs.size() != jobs.size()) return p;
   Evaluator ev(c, jobs);
-  grow_groups(c, jobs, ev, start, [&] { return seconds_since(t0) >= opts.time_limit_s; });  // idle machines to the bottleneck jobs, then annealing
+  grow_groups(c, jobs, ev, start, [&] { return seconds_since(t0) >= opts.time_limit_s; }, latency_distance(c));  // idle machines to the bottleneck jobs, then annealing
   const Walk walk = anneal(c, jobs, ev, std::move(start), opts, t0);
   std::ostringstream what;
   what << "refinement: idle machines given to bottleneck jobs, then " << walk.moves << " local-search moves";
@@ -603,6 +626,316 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
   q.notes.push_back(what.str());
   q.planning_s = p.planning_s + seconds_since(t0);
   return q;
+}
+
+
+// ---- Hulk within a time budget -------------------------------------------------------------------
+
+namespace {
+
+// The job with the latest finish under `assign` and its time ({-1, 0} without jobs).
+std::pair<int64_t, double> last_job(Evaluator& ev, const std::vector<std::vector<int64_t>>& g) {
+  return slowest_job(ev, g, std::vector<uint8_t>(g.size(), 0));
+}
+
+std::string hours(double s) {
+  if (!std::isfinite(s)) return "infeasible";
+  std::ostringstream o;
+  o.precision(4);
+  o << s / 3600 << " h";
+  return o.str();
+}
+
+// Machines a job's layout leaves without a stage go back to idle where that costs the job
+// nothing (best_pipeline leaves machines that do not help idle), so that the idle check sees them.
+void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign) {
+  const auto groups = groups_of(assign, jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (groups[j].empty()) continue;
+    const JobPlan jp = best_pipeline(c, jobs[j], groups[j]);
+    if (!jp.cost.feasible) continue;
+    std::vector<int64_t> used = jp.machines();
+    std::sort(used.begin(), used.end());
+    if (used.size() == groups[j].size() || ev.job(j, used).time > ev.job(j, groups[j]).time) continue;
+    for (int64_t x : groups[j])
+      if (!std::binary_search(used.begin(), used.end(), x)) assign[static_cast<size_t>(x)] = -1;
+  }
+}
+
+struct IdleCheck {
+  int64_t given = 0;                // machines given to last jobs
+  std::vector<std::string> notes;
+};
+
+// Offers the idle machines to the job that finishes last, closest to its group first (ties:
+// faster, then lower id), in batches of 1, 2, 4, ..., all (at most 4 x its group + 16) and one
+// replica's worth (the group's size); the batch that shortens it most is kept if the makespan drops, and the
+// check repeats for the (new) last job. When machines stay idle the note says what the best
+// batch would have cost, from the cost model.
+IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
+                                 std::vector<int64_t>& assign, const std::function<bool()>& out_of_time) {
+  IdleCheck out;
+  const int64_t N = c.size();
+  release_unused(c, jobs, ev, assign);
+  for (;;) {
+    const auto g = groups_of(assign, jobs.size());
+    const auto [j, worst] = last_job(ev, g);
+    std::vector<int64_t> idle;
+    for (int64_t x = 0; x < N; ++x)
+      if (assign[static_cast<size_t>(x)] < 0) idle.push_back(x);
+    if (j < 0 || idle.empty() || !std::isfinite(worst)) return out;
+    const auto& gj = g[static_cast<size_t>(j)];
+    std::vector<double> d(static_cast<size_t>(N), kInf);
+    for (int64_t x : idle)
+      for (int64_t y : gj) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+    std::stable_sort(idle.begin(), idle.end(), [&](int64_t a, int64_t b) {
+      const double da = d[static_cast<size_t>(a)], db = d[static_cast<size_t>(b)];
+      return da < db || (da == db && c.machine(a).tflops > c.machine(b).tflops);
+    });
+    // Batches up to four replicas' worth (plus 16): a job on a few machines gains nothing from
+    // thousands more, and laying out such a group costs seconds at 20,000 machines.
+    const size_t cap = std::min(idle.size(), 4 * gj.size() + 16);
+    std::vector<size_t> sizes;
+    for (size_t k = 1; k < cap; k *= 2) sizes.push_back(k);
+    sizes.push_back(cap);
+    if (gj.size() <= cap) sizes.push_back(gj.size());
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    double best = kInf;
+    size_t best_k = 0, offered = 0;
+    bool cut = false;
+    for (size_t k : sizes) {
+      if (out_of_time()) {
+        cut = true;
+        break;
+      }
+      std::vector<int64_t> trial = gj;
+      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(k));
+      std::sort(trial.begin(), trial.end());
+      const double t = ev.job(static_cast<size_t>(j), trial).time;
+      offered = k;
+      if (t < best) {
+        best = t;
+        best_k = k;
+      }
+    }
+    if (best < worst * (1 - 1e-9)) {
+      for (size_t i = 0; i < best_k; ++i) assign[static_cast<size_t>(idle[i])] = j;
+      out.given += static_cast<int64_t>(best_k);
+      continue;
+    }
+    std::ostringstream o;
+    o << "hulk: " << idle.size() << " machine(s) stay idle: " << job_label(jobs, j)
+      << ", the job that finishes last (" << hours(worst) << ", on " << gj.size() << " machines), ";
+    if (cut) {
+      if (offered == 0)
+        o << "was not offered them: the time limit came first";
+      else
+        o << "was offered batches of up to " << offered << " of them (none shortened it) before the time limit ended the check";
+    } else if (best_k == 0 || !std::isfinite(best)) {
+      o << "cannot use them (no layout of its machines and the idle ones is feasible)";
+    } else {
+      std::vector<int64_t> trial = gj;
+      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(best_k));
+      std::sort(trial.begin(), trial.end());
+      const JobPlan now = best_pipeline(c, jobs[static_cast<size_t>(j)], gj);
+      const JobPlan more = best_pipeline(c, jobs[static_cast<size_t>(j)], trial);
+      o << "would take " << hours(best) << " with the best batch of the closest ones (" << best_k
+        << " more); the cost model's iteration: " << now.cost.iteration_s << " s now (compute " << now.cost.compute_s
+        << " s, communication " << now.cost.comm_s << " s), " << more.cost.iteration_s << " s with them (compute "
+        << more.cost.compute_s << " s, communication " << more.cost.comm_s << " s)";
+      if (more.cost.comm_s > now.cost.comm_s)
+        o << ": the longer pipeline and all-reduce over their links cost more than their compute saves";
+      if (more.machines().size() < trial.size()) o << "; its best layout leaves " << trial.size() - more.machines().size()
+                                                   << " of them without a stage";
+    }
+    out.notes.push_back(o.str());
+    return out;
+  }
+}
+
+}  // namespace
+
+struct AnytimePlanner::State {
+  Cluster c;
+  std::vector<ModelSpec> jobs;
+  SearchOptions opts;
+  Clock::time_point t0 = Clock::now();
+  Evaluator ev;
+  Starts st;
+  bool started = false;  // a step has run (the first always runs)
+  double longest = 0;
+  std::vector<std::string> skipped;
+  // Each source's plan before refinement (Algorithm 1 with growth, or grown further as a start).
+  struct Candidate {
+    std::string source;
+    Plan plan;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<int64_t> hulk_best;  // the best of Hulk's own candidates as a start
+  Score hulk_score;
+  std::string hulk_name;
+
+  State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
+      : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
+  bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
+  // One of Hulk's own starts: a candidate, and the walk's start if it is the best so far.
+  void add_start(const std::string& name, std::vector<int64_t> a, const Score& score) {
+    candidates.push_back({name, plan_from_assignment(c, jobs, a, "hulk")});
+    if (hulk_best.empty() || score < hulk_score) {
+      hulk_best = std::move(a);
+      hulk_score = score;
+      hulk_name = name;
+    }
+  }
+};
+
+AnytimePlanner::AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts)
+    : s_(std::make_unique<State>(std::move(c), std::move(jobs), opts)) {
+  if (!(opts.time_limit_s > 0)) throw std::invalid_argument("AnytimePlanner: time_limit_s must be > 0");
+}
+AnytimePlanner::~AnytimePlanner() = default;
+
+double AnytimePlanner::elapsed_s() const { return seconds_since(s_->t0); }
+
+bool AnytimePlanner::time_for_another_step() const {
+  return !s_->started || seconds_since(s_->t0) + s_->longest < s_->opts.time_limit_s;
+}
+
+void AnytimePlanner::record_step(double seconds) {
+  s_->longest = std::max(s_->longest, seconds);
+  s_->started = true;
+}
+
+void AnytimePlanner::skip(const std::string& source) { s_->skipped.push_back(source); }
+bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->st.skipped.empty(); }
+
+void AnytimePlanner::add_search_starts(size_t from, size_t to) {
+  State& s = *s_;
+  s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
+  run_starts(s.c, s.jobs, s.ev, s.opts, s.t0, s.st, from, to);
+  s.started = true;
+  s.longest = std::max(s.longest, s.st.longest);
+}
+
+void AnytimePlanner::add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds) {
+  State& s = *s_;
+  const auto ts = Clock::now();
+  check_assignment(s.c, s.jobs, classes, "classes");
+  Growth g = grow_bottleneck(s.c, s.jobs, classes, grow_rounds);
+  g.plan.planner = "hulk";
+  s.candidates.push_back({source + " (Algorithm 1" + std::string(grow_rounds > 0 ? ", growth" : "") + ")", g.plan});
+  std::vector<int64_t> a = disjoint_assignment(s.c, g.plan);
+  if (!a.empty()) {  // as a start: idle machines to the bottleneck jobs as Search grows its starts (any region)
+    std::vector<int64_t> b = a;
+    const auto out_of_time = [&] { return s.out_of_time(); };
+    grow_groups(s.c, s.jobs, s.ev, a, out_of_time, latency_distance(s.c));
+    grow_fastest_in_regions(s.c, s.jobs, s.ev, b, out_of_time);
+    Score sa = s.ev.score(a);
+    if (const Score sb = s.ev.score(b); sb < sa) {
+      a = std::move(b);
+      sa = sb;
+    }
+    s.add_start(source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)", std::move(a), sa);
+  }
+  record_step(seconds_since(ts));
+}
+
+void AnytimePlanner::add_send_time_start() {
+  // Search's greedy start with distances in send time rather than latency: on measured
+  // networks latency says little about bandwidth, and a large model's pipeline is bound by it.
+  State& s = *s_;
+  const auto ts = Clock::now();
+  const auto out_of_time = [&] { return s.out_of_time(); };
+  std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs));
+  const Score sa = s.ev.score(a);
+  s.add_start("the closest machines by send time (Search's greedy start, bandwidth-aware)", std::move(a), sa);
+  record_step(seconds_since(ts));
+}
+
+Plan AnytimePlanner::finish() {
+  State& s = *s_;
+  // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
+  if (!s.st.best.empty())
+    s.candidates.push_back({"Search's start \"" + s.st.name + "\"", plan_from_assignment(s.c, s.jobs, s.st.best, "hulk")});
+  for (const auto& [have, plan, what] :
+       {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
+        {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
+    if (have) s.candidates.push_back({what, *plan});
+  // Search's walks when its best start is the best candidate (Hulk's walk is then Search's
+  // own); otherwise one walk from Hulk's best candidate and one from Search's best start, each
+  // with half the time and moves (an annealing walk from a worse start often ends better).
+  std::string walked = "from Search's best start, \"" + s.st.name + "\" (and its start \"Hulk\" when that differs)";
+  if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
+    walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : " and from Search's best start, \"" + s.st.name + "\"");
+    s.st.hulk_start = s.st.best;
+    s.st.best = s.hulk_best;
+    s.st.score = s.hulk_score;
+  }
+  // The best candidate before refinement, waiting plans (Algorithm 1's) included.
+  size_t k_best = 0;
+  for (size_t k = 1; k < s.candidates.size(); ++k)
+    if (score_of(s.candidates[k].plan) < score_of(s.candidates[k_best].plan)) k_best = k;
+  if (s.candidates.empty()) throw std::invalid_argument("AnytimePlanner::finish: no candidate was added");
+  const Plan before = s.candidates[k_best].plan;
+  // Search's walks from the best start for the time left but a reserve for the idle check (so
+  // that, from Search's best start, Hulk's walk is Search's own: the check only adds), then the
+  // check.
+  Walk walk;
+  IdleCheck idle;
+  if (!s.st.best.empty()) {
+    SearchOptions o = s.opts;
+    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
+    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0);
+  }
+  Plan p = before;
+  if (!walk.best.empty()) {
+    idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, [&] { return s.out_of_time(); });
+    Plan q = plan_from_assignment(s.c, s.jobs, walk.best, "hulk");
+    if (score_of(q) < score_of(p)) p = std::move(q);
+  }
+  p.planner = "hulk";
+  std::vector<std::string> notes;
+  std::ostringstream won;
+  won << "hulk: best candidate before refinement: " << s.candidates[k_best].source << " (" << hours(before.makespan_s)
+      << ")";
+  // each source's best
+  std::vector<std::pair<std::string, double>> others;
+  for (size_t k = 0; k < s.candidates.size(); ++k)
+    if (k != k_best) others.push_back({s.candidates[k].source, s.candidates[k].plan.makespan_s});
+  if (!others.empty()) {
+    won << "; others:";
+    for (size_t k = 0; k < others.size(); ++k) won << (k ? "," : "") << " " << others[k].first << " " << hours(others[k].second);
+  }
+  notes.push_back(won.str());
+  std::ostringstream ref;
+  ref << "hulk: refinement (" << walk.moves << " local-search moves " << walked;
+  if (idle.given > 0) ref << ", then " << idle.given << " idle machine(s) given to the job that finished last";
+  ref << ", " << seconds_since(s.t0) << " s in all) ";
+  if (p.makespan_s < before.makespan_s)
+    ref << "shortened the makespan from " << hours(before.makespan_s) << " to " << hours(p.makespan_s) << " ("
+        << 100 * (1 - p.makespan_s / before.makespan_s) << "% shorter)";
+  else
+    ref << "found nothing shorter";
+  notes.push_back(ref.str());
+  for (const auto& n : idle.notes) notes.push_back(n);
+  const size_t skipped = s.skipped.size() + s.st.skipped.size();
+  if (skipped > 0) {
+    std::ostringstream o;
+    o << "hulk: no time left for " << skipped << " candidate source(s):";
+    size_t i = 0;
+    for (const auto* v : {&s.st.skipped, &s.skipped})
+      for (const auto& name : *v) o << (i++ ? "," : "") << " " << name;
+    notes.push_back(o.str());
+  }
+  // Then the cluster's facts (once), then the plan's own notes (Algorithm 1's moves).
+  const std::vector<std::string> facts = cluster_facts(s.c, s.jobs);
+  notes.insert(notes.end(), facts.begin(), facts.end());
+  for (const auto& n : p.notes)
+    if (std::find(facts.begin(), facts.end(), n) == facts.end()) notes.push_back(n);
+  p.notes = std::move(notes);
+  p.planning_s = seconds_since(s.t0);
+  return p;
 }
 
 }  // namespace hulk::plan

@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
     p.add_argument("--planner", default="all", choices=["all", "a", "b", "c", "search", "hulk", "table2"],
                    help="one planner, or all (default)")
     p.add_argument("--time-limit", type=real(0, MAX_SECONDS, lo_open=True), default=2.0,
-                   help="search time limit in seconds (default 2; at most a week)")
+                   help="planning time in seconds of search and hulk (hulk uses all of it, its classification "
+                        "included; default 2; at most a week)")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed (default 0)")
     p.add_argument("--generate", type=integer(2, MAX_GENERATED), metavar="N", help="plan on a generated cluster of N machines "
                                                                "(hulk.plan.generate, seeded by --seed)")
@@ -39,8 +40,8 @@ def add_parser(sub) -> None:
                    help="the generator for --generate: paper (default; the network fitted to the paper's cluster, "
                         "at most 40 regions) or measured (cloud regions with measured RTT and throughput, "
                         "8-GPU machines)")
-    p.add_argument("--max-iterations", type=integer(0, MAX_ITERATIONS), default=0, help="also stop the search after this many moves "
-                                                                 "(reproducible plans; default 0 = time limit only)")
+    p.add_argument("--max-iterations", type=integer(0, MAX_ITERATIONS), default=0, help="also stop the local search of search and "
+                   "hulk after this many moves (reproducible plans; default 0 = time limit only)")
     p.add_argument("--classifier", choices=["learned", "heuristic", "greedy"], default="learned",
                    help="how Hulk classifies machines: the learned planner (default: the model shipped with "
                         "the package, or --model), the region heuristic, or the learned planner's candidates "
@@ -92,10 +93,8 @@ def run(args: argparse.Namespace) -> int:
     plans = []
     for k, name in enumerate(names):
         status(f"planning with {name} ({k + 1}/{len(names)})"
-               + (f"; search time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
-        plans.append(plan(spec, job_specs, name, time_limit_s=args.time_limit, seed=args.seed,
-                          model=model, max_iterations=args.max_iterations, profile=measured,
-                          compute_model=args.compute_model))
+               + (f"; {name} time limit {args.time_limit:g} s" if name in ("search", "hulk") else ""))
+        plans.append(_plan_one(args, spec, job_specs, name, model, measured))
     repaired = _repaired(plans, args.fail, add)
     status.done()
     if args.json:
@@ -121,6 +120,18 @@ def _export(args, p) -> None:
     for e in index:
         where = os.path.join(args.export, e["bundle"]) if e["bundle"] else f"no bundle ({e['reason']})"
         print(f"export: {e['job']}: {where}", file=out)
+
+
+def _plan_one(args, spec, job_specs, name, model, measured):
+    """plan() with the options; a budget too short for any plan is reported as --time-limit's."""
+    try:
+        return plan(spec, job_specs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
+                    max_iterations=args.max_iterations, profile=measured, compute_model=args.compute_model)
+    except InputError as exc:
+        prefix = f"time_limit_s={args.time_limit!r} "
+        if str(exc).startswith(prefix):
+            raise InputError(f"--time-limit {args.time_limit:g} " + str(exc)[len(prefix):]) from None
+        raise
 
 
 def _check_arguments(args) -> None:

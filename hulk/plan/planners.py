@@ -10,8 +10,11 @@ Every planner returns a :class:`Plan` costed by the one C++ cost model documente
   plan and Systems A/B/C's machines, then local search with annealing); jobs run concurrently
   on disjoint machine groups (or wait, as in Hulk's plan). It never returns a System's
   sequential plan as its own: when it finds no feasible plan it says so in ``plan.notes``.
-- ``"hulk"``: a classification of machines into jobs (a trained :class:`hulk.GNN` when given,
-  else the stated region heuristic), then the paper's Algorithm 1, then each job's layout.
+- ``"hulk"``: an anytime planner within ``time_limit_s``: candidate sources (Search's starts;
+  classifications of machines into jobs by the learned planner's GNN, the greedy rule or the
+  region heuristic, each through the paper's Algorithm 1, each job's layout and growth), then
+  Search's local-search moves from the best candidate for the rest of the budget, then idle
+  machines offered to the job that finishes last (``_plan_hulk_within``).
 
 Every concurrent planner lays out each job with ``best_pipeline`` (``csrc/plan/planners.h``):
 machines that cannot hold one layer get no stage, and the layer split, the stage order and the
@@ -139,24 +142,19 @@ def _json_ready(x):
     return x
 
 
-DEFAULT_REFINE_ITERATIONS = 300
-# Up to this size the learned planner's candidates include the region heuristic's groups: on
-# the 47-machine held-out clusters of bench_learned they won 3 of 5 (Hulk 1.056x Search's
-# makespan without them, 1.018x with them); from 200 machines up they plan 1.5-3.7x longer,
-# and planning and growing them costs 0.1-0.2 s at 500-1,000 machines.
+# Hulk's default move cap: none, it refines until the time limit (max_iterations > 0 caps it).
+DEFAULT_REFINE_ITERATIONS = None
+# Up to this size Hulk without refinement (refine_iterations=0) also plans the region
+# heuristic's groups: on the 47-machine held-out clusters of bench_learned they won 3 of 5 (Hulk
+# 1.056x Search's makespan without them, 1.018x with them); from 200 machines up they planned
+# 1.5-3.7x longer, and planning and growing them costs 0.1-0.2 s at 500-1,000 machines. Within a
+# budget (refinement on) they are one more source, tried while time is left.
 HEURISTIC_CANDIDATE_MAX_MACHINES = 300
-
-
-def refine_time_limit(time_limit_s: float) -> float:
-    """Hulk's refinement stops after its moves or after max(1 s, time_limit_s / 100), whichever
-    comes first: the move budget usually ends it (so the plan is the same on any machine), the
-    clock only bounds it on very large clusters."""
-    return max(1.0, float(time_limit_s) / 100)
 
 
 def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", time_limit_s: float = 2.0,
          seed: int = 0, model=None, classes: Sequence[int] | None = None, max_iterations: int = 0,
-         refine_iterations: int = DEFAULT_REFINE_ITERATIONS, grow_rounds: int = DEFAULT_GROW_ROUNDS,
+         refine_iterations: int | None = DEFAULT_REFINE_ITERATIONS, grow_rounds: int = DEFAULT_GROW_ROUNDS,
          profile=None, compute_model: str = "flop") -> Plan:
     """Plans ``jobs`` on ``cluster`` with one planner.
 
@@ -165,20 +163,27 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     cluster : ClusterSpec, RegionalCluster, networkx.Graph or path to a JSON cluster file
     jobs : names from :func:`hulk.plan.catalogue` and/or ModelSpec objects
     planner : one of "a", "b", "c", "search", "hulk", "table2"
-    time_limit_s, seed, max_iterations : for "search" (``max_iterations`` > 0 also stops the
-        search after that many moves: the same seed then gives the same plan on any machine)
+    time_limit_s : for "search" and "hulk", the planning time in seconds, in (0, a week]. Hulk uses
+        all of it, classification included (see ``_plan_hulk_within``); both return when it
+        is spent, give or take the step under way (Search's first start always runs, so that
+        there is a plan).
+    seed, max_iterations : for "search" and "hulk" (``max_iterations`` > 0 also stops the local
+        search after that many moves: the same seed then gives the same plan on any machine,
+        as long as the time limit does not end it first)
     model : for "hulk", the classifier: None = the learned planner shipped with the package
         (:func:`hulk.plan.default_planner`), a :class:`hulk.plan.LearnedPlanner`, a
         :class:`hulk.GNN` trained on the paper's features (classes = job indices),
         "heuristic" for the region heuristic of ``csrc/plan/planners.h``, or "greedy" for the
-        learned planner's candidates without the GNN (the greedy rule of :mod:`hulk.plan.rules`,
-        and the region heuristic up to ``HEURISTIC_CANDIDATE_MAX_MACHINES`` machines)
+        learned planner's candidates without the GNN (the greedy rule of :mod:`hulk.plan.rules`
+        and the region heuristic)
     classes : an explicit classification (job index per machine, -1 idle) for "hulk"
-    refine_iterations : for "hulk", the budget of the short local refinement after
-        Algorithm 1 (search moves from Hulk's own assignment; 0 = none), seeded by ``seed``
-        and stopped after ``refine_time_limit(time_limit_s)`` at the latest
-    grow_rounds : for "hulk", rounds of :func:`hulk.plan.rules.grow_bottleneck` between the classification and
-        the refinement (0 = none: the classification goes through Algorithm 1 and the
+    refine_iterations : for "hulk": None (default) refines until the time limit (at most
+        ``max_iterations`` moves when that is > 0); k > 0 caps the refinement at k moves (a
+        deterministic plan for a seed); 0 = no refinement and no Search starts: Hulk's own
+        candidates through Algorithm 1 and growth, the shortest kept (the ablation "no
+        refinement")
+    grow_rounds : for "hulk", rounds of :func:`hulk.plan.rules.grow_bottleneck` on each
+        classification (0 = none: the classification goes through Algorithm 1 and the
         partition as it is)
     profile : measured profiles (:mod:`hulk.plan.profile`, ``hulk-profile/1``): a path, a dict, a
         :class:`hulk.plan.Profile`, or a list of them (one per model and GPU type). Machines of a
@@ -189,8 +194,9 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
         notes say, per job, which was used.
     """
     t0 = time.perf_counter()
-    _check_plan_arguments(planner, time_limit_s, seed=seed, max_iterations=max_iterations,
-                          refine_iterations=refine_iterations, grow_rounds=grow_rounds)
+    _check_plan_arguments(planner, time_limit_s, seed=seed, max_iterations=max_iterations, grow_rounds=grow_rounds)
+    if refine_iterations is not None:
+        check_int(refine_iterations, "refine_iterations", 0)
     spec = as_cluster(cluster)
     job_specs, compute_notes = profiles.attach(spec, as_model_specs(jobs), profiles.as_profiles(profile), compute_model)
     core_cluster = spec.to_core()
@@ -198,17 +204,95 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
     if planner != "hulk":
         out = Plan(_plan_other(planner, spec, job_specs, core_cluster, core_jobs, time_limit_s, seed, max_iterations),
                    core_cluster, spec, job_specs, planner)
+        if planner == "search" and not out.feasible and "no time left for" in out.notes[0]:  # search_result's note
+            raise _budget_too_short(time_limit_s, "starts were left out")
         out.notes += compute_notes
         return out
-    p, hulk_notes = _plan_hulk(spec, job_specs, model, classes, grow_rounds)
-    if refine_iterations > 0:
-        p = _core.plan.refine_plan(core_cluster, core_jobs, p, refine_time_limit(time_limit_s), int(seed),
-                                   int(refine_iterations))
-    out = Plan(p, core_cluster, spec, job_specs, planner)
+    if refine_iterations == 0:
+        p, hulk_notes = _plan_hulk(spec, job_specs, model, classes, grow_rounds)
+        out = Plan(p, core_cluster, spec, job_specs, planner)
+        out.notes[0:0] = hulk_notes
+    else:
+        moves = refine_iterations if refine_iterations is not None else max_iterations
+        out = Plan(_plan_hulk_within(spec, job_specs, core_cluster, core_jobs, time_limit_s - (time.perf_counter() - t0),
+                                    seed, moves, model, classes, grow_rounds, time_limit_s),
+                   core_cluster, spec, job_specs, planner)
     out.planning_s = time.perf_counter() - t0  # the classification (encoding, GNN inference) is part of planning
-    out.notes[0:0] = hulk_notes
     out.notes += compute_notes
     return out
+
+
+def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: float, seed: int, moves: int,
+                     model, classes, grow_rounds: int, time_limit_s: float):
+    """Hulk as an anytime planner (``_core.plan.AnytimePlanner``, csrc/plan/planners.h): the
+    candidate sources start the budget, in this order: Search's first two starts (each job on
+    the fewest machines; the greedy rule's groups grown as Search grows them), then the greedy
+    rule's groups, the GNN's proposal (the learned planner) and the region heuristic's groups
+    (or the one classification ``classes`` / ``model`` gives), each through Algorithm 1 and
+    growth and grown further as a start, then Search's six other starts, then Search's greedy
+    start with distances in send time instead of latency (on measured networks latency says
+    little about bandwidth). So Hulk has every start Search has when time allows, and its cheap
+    sources (milliseconds to 0.1 s at 3,000 machines) before Search's slower starts when it does
+    not. A source after the first runs only while the time left exceeds the longest one so far.
+    The rest of the budget goes to Search's local-search moves (``moves`` > 0 caps them): Search's
+    own walks when its best start is the best candidate, else a walk from Hulk's best candidate
+    and one from Search's best start; then the idle machines are offered to the job that
+    finishes last. Returns the core
+    plan; its notes say which source won and what refinement gained. Raises InputError naming
+    ``time_limit_s`` when the plan is infeasible and sources were left out for lack of time."""
+    sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
+    planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))
+    planner.add_search_starts(0, 2)  # Search's first two (the fewest machines; the greedy rule, grown)
+    for source, make in sources:
+        if not planner.time_for_another_step():
+            planner.skip(source)
+            continue
+        t = time.perf_counter()
+        c = make()
+        planner.record_step(time.perf_counter() - t)
+        if c is not None:
+            planner.add_classification(source, list(c), int(grow_rounds))
+    planner.add_search_starts(2, planner.search_starts)  # and the rest of Search's starts
+    if planner.time_for_another_step():  # Search's greedy start by send time, not latency
+        planner.add_send_time_start()
+    else:
+        planner.skip("the closest machines by send time")
+    p = planner.finish()
+    if not p.to_dict()["feasible"] and planner.skipped_any():
+        raise _budget_too_short(time_limit_s, "candidate sources were left out")
+    return p
+
+
+def _budget_too_short(time_limit_s, what: str) -> InputError:
+    """The error for a plan infeasible because the budget ended the planning early (never a plan
+    whose job says "no machines assigned" for lack of time); the CLI names --time-limit instead."""
+    return InputError(f"time_limit_s={time_limit_s!r} is too short to find a plan: no feasible plan was found before "
+                      f"the time ran out and {what}; give more time")
+
+
+def _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes) -> list:
+    """(name, callable giving a classification or None) for each of Hulk's candidate sources;
+    ``model`` and ``classes`` are checked here, before any work."""
+    if classes is not None:
+        given = check_classes(classes, len(spec), len(job_specs))
+        return [("the given classification", lambda: given)]
+    heuristic = ("the region heuristic's groups", lambda: _core.plan.heuristic_classes(core_cluster, core_jobs))
+    if isinstance(model, str) and model == "heuristic":
+        return [heuristic]
+    if isinstance(model, str) and model != "greedy" or not (
+            model is None or isinstance(model, (str, GNN, learned.LearnedPlanner))):
+        _hulk_classes(spec, job_specs, model, None)  # raises the error naming model, before any work
+    if isinstance(model, GNN):
+        return [("the GNN's classification", lambda: _hulk_classes(spec, job_specs, model, None))]
+    rule = ("the greedy rule's groups", lambda: greedy_classes(spec, job_specs))
+    if model == "greedy":
+        return [rule, heuristic]
+
+    def gnn():
+        proposals = (learned.default_planner() if model is None else model).proposals(spec, job_specs)
+        return proposals[1] if len(proposals) > 1 else None  # the first is the rule's groups
+
+    return [rule, ("the GNN's proposal", gnn), heuristic]
 
 
 def _check_plan_arguments(planner, time_limit_s, **counts) -> None:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "csrc/plan/planners.h"
+#include "csrc/plan/rules.h"
 #include "tests/cpp/plan_fixtures.h"
 
 namespace {
@@ -163,6 +164,37 @@ TEST(PlanSearch, RefinementNeverWorsensAPlan) {
   const Plan better = refine_plan(c, jobs, poor, o);
   EXPECT_LT(better.makespan_s, poor.makespan_s);
   EXPECT_NE(better.notes.back().find("shortened the makespan"), std::string::npos) << better.notes.back();
+}
+
+// Hulk within a budget (AnytimePlanner): with the same move cap as Search it has Search's
+// starts and walk plus its own candidates, so it is never behind Search when Search's start is
+// its best; it is reproducible; and it never loses a candidate it was given.
+TEST(PlanSearch, AnytimeHulkIsNoWorseThanSearchOrItsCandidates) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Cluster c = random_cluster(rng);
+    std::vector<ModelSpec> jobs = two_small_jobs();
+    if (trial % 2) jobs.push_back(model("j2", 3, 1e8, 8, 30));
+    SearchOptions o = moves(60, static_cast<uint64_t>(trial));
+    auto hulk = [&] {
+      AnytimePlanner a(c, jobs, o);
+      a.add_search_starts(0, 2);
+      a.add_classification("the greedy rule's groups", greedy_classes(c, jobs), 8);
+      a.add_classification("the region heuristic's groups", heuristic_classes(c, jobs), 8);
+      a.add_search_starts(2, AnytimePlanner::kSearchStarts);
+      return a.finish();
+    };
+    const Plan h1 = hulk(), h2 = hulk();
+    EXPECT_EQ(h1.makespan_s, h2.makespan_s) << "trial " << trial;
+    EXPECT_EQ(h1.planner, "hulk");
+    const Plan s = plan_search(c, jobs, o);
+    EXPECT_LE(h1.makespan_s, s.makespan_s * (1 + 1e-12)) << "trial " << trial;
+    for (const auto& cl : {greedy_classes(c, jobs), heuristic_classes(c, jobs)})
+      EXPECT_LE(h1.makespan_s, grow_bottleneck(c, jobs, cl, 8).plan.makespan_s * (1 + 1e-12)) << "trial " << trial;
+    ASSERT_GE(h1.notes.size(), 2u);
+    EXPECT_EQ(h1.notes[0].rfind("hulk: best candidate before refinement: ", 0), 0u) << h1.notes[0];
+  }
+  EXPECT_THROW(AnytimePlanner(random_cluster(rng), two_small_jobs(), SearchOptions{0.0, 0, 0}), std::invalid_argument);
 }
 
 TEST(PlanSearch, AssignmentIsValidated) {
