@@ -115,6 +115,7 @@ def test_negative_values_are_features():
     assert hulk.Graph(N, random_edges(), node_features=x).x.min() < 0
 
 
+@pytest.mark.filterwarnings("ignore::scipy.sparse.SparseEfficiencyWarning")  # building the DIA example
 @pytest.mark.parametrize("fmt", ["lil", "dok", "bsr", "dia"])
 def test_other_sparse_formats_are_refused_by_type(fmt):
     with pytest.raises(hulk.InputTypeError, match=rf"node_features: scipy.sparse \w+ \(format '{fmt}'\) is not taken"
