@@ -233,6 +233,26 @@ class Graph:
                 f"{self.num_node_features} {sparse}node features, {self.num_edge_features} edge features)")
 
 
+def normalize_rows(features):
+    """Each row of ``features`` divided by the sum of its absolute values (rows of zeros stay zero):
+    Kipf and Welling's preprocessing of bag-of-words features (their rows sum to 1 after it).
+
+    Takes a numpy array or a scipy.sparse matrix and returns the same kind (sparse stays sparse:
+    CSR). Use it before building the Graph, with ``GNN(standardize=False)`` when it should replace
+    the z-scoring (https://github.com/tkipf/gcn, ``utils.preprocess_features``).
+    """
+    if is_sparse_matrix(features):
+        x = features.tocsr().astype(np.float64)
+        sums = np.asarray(abs(x).sum(axis=1)).ravel()
+        scale = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)
+        return x.multiply(scale[:, None]).tocsr()
+    x = np.asarray(features, dtype=np.float64)
+    if x.ndim != 2:
+        raise InputError(f"features: expected a 2-D array, got shape {x.shape}")
+    sums = np.abs(x).sum(axis=1, keepdims=True)
+    return np.divide(x, sums, out=np.zeros_like(x), where=sums > 0)
+
+
 def _numeric(data: dict, attr: str, where: str) -> float:
     if attr not in data:
         raise InputError(f"{where} has no attribute {attr!r}")

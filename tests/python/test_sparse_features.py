@@ -152,3 +152,20 @@ def test_broken_indptr_is_named():
     x.indptr[-1] += 3
     with pytest.raises(hulk.InputError, match=r"node_features: indptr is not a CSR's row offsets"):
         hulk.Graph(N, random_edges(), node_features=x)
+
+
+def test_normalize_rows_gives_unit_l1_rows_and_keeps_sparse_sparse():
+    x = random_features(seed=11).tolil()
+    x[5] = 0  # an empty row stays empty
+    x = x.tocsr()
+    out = hulk.normalize_rows(x)
+    assert sp.issparse(out) and out.format == "csr" and out.nnz == x.nnz
+    dense = x.toarray()
+    want = np.zeros_like(dense)
+    for i, row in enumerate(dense):
+        total = sum(abs(v) for v in row)
+        if total:
+            want[i] = row / total
+    np.testing.assert_allclose(out.toarray(), want, rtol=1e-12)
+    np.testing.assert_allclose(hulk.normalize_rows(dense), want, rtol=1e-12)
+    assert not out[5].nnz
