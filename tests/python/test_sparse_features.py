@@ -169,3 +169,17 @@ def test_normalize_rows_gives_unit_l1_rows_and_keeps_sparse_sparse():
     np.testing.assert_allclose(out.toarray(), want, rtol=1e-12)
     np.testing.assert_allclose(hulk.normalize_rows(dense), want, rtol=1e-12)
     assert not out[5].nnz
+
+
+def test_non_canonical_csr_means_what_scipy_means():
+    # unsorted columns and a repeated entry (summed by scipy's toarray) in row 0, then empty rows
+    indptr = np.array([0, 3] + [3] * (N - 1))
+    x = sp.csr_matrix((np.array([0.5, 2.0, 0.25]), np.array([7, 3, 7]), indptr), shape=(N, F))
+    assert not x.has_canonical_format
+    y = labels_for(seed=12)
+    losses = []
+    for feats in (x, x.toarray()):
+        model = hulk.GNN(num_classes=CLASSES, hidden=(4,), edge_pool=False, seed=1)
+        losses.append([h["train_loss"] for h in model.fit(hulk.Graph(N, random_edges(), node_features=feats), y,
+                                                           epochs=5)])
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
