@@ -35,28 +35,38 @@ void fit_columns(const Tensor& t, std::vector<float>& mean, std::vector<float>& 
 }
 
 // fit_columns for sparse features x [N, F]: the same statistics, the zeros counted without
-// filling them in (two passes as there: the mean, then the squared deviations).
+// filling them in (two passes as there: the mean, then the squared deviations). An entry
+// repeated within a row means the sum of its values, as in scipy.
 void fit_sparse_columns(const Csr& x, std::vector<float>& mean, std::vector<float>& std_dev) {
   const int64_t n = x.num_rows, c = x.num_cols;
   mean.assign(c, 0.0f);
   std_dev.assign(c, 1.0f);
   if (n == 0) return;
-  std::vector<double> s(c, 0.0), s2(c, 0.0);
-  std::vector<int64_t> count(c, 0);
-  for (int64_t k = 0; k < x.nnz(); ++k) {
-    s[x.indices[k]] += x.values[k];
-    ++count[x.indices[k]];
-  }
-  for (int64_t j = 0; j < c; ++j) s[j] /= n;
-  for (int64_t k = 0; k < x.nnz(); ++k) {
-    const double d = x.values[k] - s[x.indices[k]];
-    s2[x.indices[k]] += d * d;
+  std::vector<double> mu(c, 0.0), s2(c, 0.0), value(c, 0.0);
+  std::vector<int64_t> stored(c, 0), last_row(c, -1);  // rows with an entry in column j
+  std::vector<int32_t> touched;
+  for (int64_t k = 0; k < x.nnz(); ++k) mu[x.indices[k]] += x.values[k];
+  for (int64_t j = 0; j < c; ++j) mu[j] /= n;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t k = x.indptr[r]; k < x.indptr[r + 1]; ++k) {
+      const int32_t j = x.indices[k];
+      if (last_row[j] != r) {
+        last_row[j] = r;
+        value[j] = 0.0;
+        touched.push_back(j);
+      }
+      value[j] += x.values[k];
+    }
+    for (int32_t j : touched) {
+      s2[j] += (value[j] - mu[j]) * (value[j] - mu[j]);
+      ++stored[j];
+    }
+    touched.clear();
   }
   for (int64_t j = 0; j < c; ++j) {
-    const double mu = s[j];
-    const double sd = std::sqrt((s2[j] + static_cast<double>(n - count[j]) * mu * mu) / n);  // + the zeros
-    mean[j] = static_cast<float>(mu);
-    std_dev[j] = sd > 1e-12 * (1.0 + std::fabs(mu)) ? static_cast<float>(sd) : 1.0f;
+    const double sd = std::sqrt((s2[j] + static_cast<double>(n - stored[j]) * mu[j] * mu[j]) / n);  // + the zeros
+    mean[j] = static_cast<float>(mu[j]);
+    std_dev[j] = sd > 1e-12 * (1.0 + std::fabs(mu[j])) ? static_cast<float>(sd) : 1.0f;
   }
 }
 

@@ -169,6 +169,26 @@ TEST(SparseFeatures, TrainingMatchesDenseFeatures) {
   }
 }
 
+TEST(SparseFeatures, ScalerSumsRepeatedEntriesLikeTheDenseMatrix) {
+  std::mt19937 rng(57);
+  Csr x = ref::random_csr(30, 6, 0.4, rng, 0, 1);
+  // Repeat every entry of row 0 (unsorted, as scipy allows): it then means twice its value.
+  const int64_t row0 = x.indptr[1];
+  x.indices.insert(x.indices.begin() + row0, x.indices.begin(), x.indices.begin() + row0);
+  x.values.insert(x.values.begin() + row0, x.values.begin(), x.values.begin() + row0);
+  for (size_t r = 1; r < x.indptr.size(); ++r) x.indptr[r] += row0;
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Uniform, 30, 40, true, false, 8);
+  const Graph sparse(30, el.src, el.dst, x, Tensor(el.num_edges(), 0), {}, true);
+  const Graph dense(30, el.src, el.dst, dense_of(x), Tensor(el.num_edges(), 0), {}, true);
+  Model a(gcn_config(6, {4}, true, 0.0f)), b(gcn_config(6, {4}, true, 0.0f));
+  a.fit_scaler(sparse);
+  b.fit_scaler(dense);
+  for (size_t j = 0; j < 6; ++j) {
+    EXPECT_NEAR(a.scaler().x_mean[j], b.scaler().x_mean[j], 1e-6) << "column " << j;
+    EXPECT_NEAR(a.scaler().x_std[j], b.scaler().x_std[j], 1e-6) << "column " << j;
+  }
+}
+
 TEST(SparseFeatures, BatchStacksTheCsrs) {
   const GraphPair a = make_pair(61, 20, 0.1, 15), b = make_pair(62, 20, 0.1, 25);
   const Graph sparse = hulk::batch_graphs({&a.sparse, &b.sparse});
