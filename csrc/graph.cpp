@@ -225,41 +225,33 @@ void check_feature_csr(const Csr& x, int64_t num_nodes, const std::string& what)
 
 Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Tensor e,
              std::vector<float> weights, bool undirected)
-    : num_nodes_(num_nodes),
-      src_(std::move(src)),
-      dst_(std::move(dst)),
-      weights_(std::move(weights)),
-      undirected_(undirected),
-      x_(std::move(x)),
-      e_(std::move(e)) {
-  if (num_nodes_ <= 0) throw std::invalid_argument("graph: num_nodes must be > 0, got " + std::to_string(num_nodes_));
-  check_shape(x_, num_nodes_, -1, "node features x");
-  build();
-}
+    : Graph(num_nodes, std::move(src), std::move(dst), std::move(x), Csr(), false, std::move(e), std::move(weights),
+            undirected) {}
 
 Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Csr x_sparse, Tensor e,
              std::vector<float> weights, bool undirected)
+    : Graph(num_nodes, std::move(src), std::move(dst), Tensor(), std::move(x_sparse), true, std::move(e),
+            std::move(weights), undirected) {}
+
+Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Csr x_sparse,
+             bool sparse_x, Tensor e, std::vector<float> weights, bool undirected)
     : num_nodes_(num_nodes),
       src_(std::move(src)),
       dst_(std::move(dst)),
       weights_(std::move(weights)),
       undirected_(undirected),
-      sparse_x_(true),
+      sparse_x_(sparse_x),
+      x_(std::move(x)),
       e_(std::move(e)),
       x_csr_(std::move(x_sparse)) {
   if (num_nodes_ <= 0) throw std::invalid_argument("graph: num_nodes must be > 0, got " + std::to_string(num_nodes_));
-  check_feature_csr(x_csr_, num_nodes_, "node features x");
-  x_.reset(num_nodes_, 0);
-  x_csr_t_ = transpose(x_csr_);
-  build();
-}
-
-const Tensor& Graph::x() const {
-  if (sparse_x_) throw std::logic_error("graph: the node features are sparse (x_sparse()), there is no dense x");
-  return x_;
-}
-
-void Graph::build() {
+  if (sparse_x_) {
+    check_feature_csr(x_csr_, num_nodes_, "node features x");
+    x_.reset(num_nodes_, 0);
+    x_csr_t_ = transpose(x_csr_);
+  } else {
+    check_shape(x_, num_nodes_, -1, "node features x");
+  }
   check_shape(e_, num_edges(), -1, "edge features e");
   for (const Tensor* t : {&x_, &e_}) {
     for (int64_t i = 0; i < t->size(); ++i) {
@@ -281,6 +273,11 @@ void Graph::build() {
     gcn_w_ = gcn_;
     gcn_w_t_ = gcn_t_;
   }
+}
+
+const Tensor& Graph::x() const {
+  if (sparse_x_) throw std::logic_error("graph: the node features are sparse (x_sparse()), there is no dense x");
+  return x_;
 }
 
 void Graph::prepare_device() const {

@@ -134,7 +134,9 @@ class Graph {
   void prepare_device() const;
 
  private:
-  void build();  // checks the features, builds the CSR structures
+  // Both public constructors: x or x_sparse as sparse_x says.
+  Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Csr x_sparse, bool sparse_x,
+        Tensor e, std::vector<float> weights, bool undirected);
   int64_t num_nodes_;
   std::vector<int64_t> src_, dst_;
   std::vector<float> weights_;
