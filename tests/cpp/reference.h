@@ -121,6 +121,16 @@ inline hulk::Csr random_csr(int64_t rows, int64_t cols, double density, std::mt1
   return a;
 }
 
+// Class ids in [-1, classes) (-1 = unlabelled), node 0 always labelled.
+inline std::vector<int64_t> random_labels(int64_t n, int64_t classes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> cls(-1, classes - 1);
+  std::vector<int64_t> y(static_cast<size_t>(n));
+  for (auto& v : y) v = cls(rng);
+  y[0] = 0;
+  return y;
+}
+
 // ---- graphs as edge lists ---------------------------------------------------------------
 
 struct EdgeList {

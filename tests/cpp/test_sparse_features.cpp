@@ -41,15 +41,6 @@ GraphPair make_pair(uint32_t seed, int64_t features, double density, int64_t n =
   return {Graph(n, el.src, el.dst, x, e, el.weights, true), Graph(n, el.src, el.dst, dense_of(x), e, el.weights, true)};
 }
 
-std::vector<int64_t> make_labels(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> cls(-1, kClasses - 1);
-  std::vector<int64_t> y(n);
-  for (auto& v : y) v = cls(rng);
-  y[0] = 0;
-  return y;
-}
-
 ModelConfig gcn_config(int64_t features, std::vector<int64_t> hidden, bool standardize, float dropout) {
   ModelConfig c;
   c.in_features = features;
@@ -114,7 +105,7 @@ TEST(SparseFeatures, GradientsMatchFiniteDifferences) {
     for (bool standardize : {false, true}) {
       SCOPED_TRACE("F " + std::to_string(f) + (standardize ? ", standardised" : ""));
       const GraphPair gp = make_pair(41, f, 0.2, 16);
-      const auto labels = make_labels(16, 4);
+      const auto labels = ref::random_labels(16, kClasses, 4);
       Model model(gcn_config(f, hidden, standardize, 0.0f));
       if (standardize) model.fit_scaler(gp.sparse);
       std::mt19937 rng(17);
@@ -148,7 +139,7 @@ TEST(SparseFeatures, TrainingMatchesDenseFeatures) {
     for (bool standardize : {false, true}) {
       SCOPED_TRACE("F " + std::to_string(f) + (standardize ? ", standardised" : ""));
       const GraphPair gp = make_pair(51, f, 0.05);
-      const auto labels = make_labels(kNodes, 6);
+      const auto labels = ref::random_labels(kNodes, kClasses, 6);
       hulk::nn::TrainOptions opts;
       opts.epochs = 30;
       Model sparse(gcn_config(f, hidden, standardize, 0.3f)), dense(gcn_config(f, hidden, standardize, 0.3f));
