@@ -189,17 +189,69 @@ Csr gcn_normalize(const Csr& a, bool use_weights) {
   return out;
 }
 
+void check_feature_csr(const Csr& x, int64_t num_nodes, const std::string& what) {
+  auto fail = [&](const std::string& message) { throw std::invalid_argument(what + ": " + message); };
+  if (x.num_rows != num_nodes)
+    fail("expected " + std::to_string(num_nodes) + " rows (one per node), got " + std::to_string(x.num_rows));
+  if (x.num_cols < 0 || x.num_cols > INT32_MAX)
+    fail(std::to_string(x.num_cols) + " columns is outside the int32 column index range [0, 2^31 - 1]");
+  if (x.indptr.size() != static_cast<size_t>(num_nodes + 1))
+    fail("indptr has " + std::to_string(x.indptr.size()) + " entries, expected " + std::to_string(num_nodes + 1));
+  if (x.indptr.front() != 0) fail("indptr[0] = " + std::to_string(x.indptr.front()) + ", expected 0");
+  for (int64_t r = 0; r < num_nodes; ++r) {
+    if (x.indptr[r + 1] < x.indptr[r])
+      fail("indptr[" + std::to_string(r + 1) + "] = " + std::to_string(x.indptr[r + 1]) + " is less than indptr[" +
+           std::to_string(r) + "] = " + std::to_string(x.indptr[r]));
+  }
+  if (x.indptr.back() != x.nnz())
+    fail("indptr[" + std::to_string(num_nodes) + "] = " + std::to_string(x.indptr.back()) + " but there are " +
+         std::to_string(x.nnz()) + " column indices");
+  if (x.values.size() != x.indices.size())
+    fail(std::to_string(x.values.size()) + " values for " + std::to_string(x.indices.size()) + " entries");
+  if (!x.edge_ids.empty()) fail("feature entries carry no edge ids");
+  for (int64_t r = 0; r < num_nodes; ++r) {
+    for (int64_t k = x.indptr[r]; k < x.indptr[r + 1]; ++k) {
+      if (x.indices[k] < 0 || x.indices[k] >= x.num_cols)
+        fail("row " + std::to_string(r) + ": column index " + std::to_string(x.indices[k]) + " is out of range [0, " +
+             std::to_string(x.num_cols) + ")");
+      if (!std::isfinite(x.values[k])) {
+        std::ostringstream s;
+        s << "value " << x.values[k] << " at row " << r << ", column " << x.indices[k] << " is not finite";
+        fail(s.str());
+      }
+    }
+  }
+}
+
 Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Tensor e,
              std::vector<float> weights, bool undirected)
+    : Graph(num_nodes, std::move(src), std::move(dst), std::move(x), Csr(), false, std::move(e), std::move(weights),
+            undirected) {}
+
+Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Csr x_sparse, Tensor e,
+             std::vector<float> weights, bool undirected)
+    : Graph(num_nodes, std::move(src), std::move(dst), Tensor(), std::move(x_sparse), true, std::move(e),
+            std::move(weights), undirected) {}
+
+Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Csr x_sparse,
+             bool sparse_x, Tensor e, std::vector<float> weights, bool undirected)
     : num_nodes_(num_nodes),
       src_(std::move(src)),
       dst_(std::move(dst)),
       weights_(std::move(weights)),
       undirected_(undirected),
+      sparse_x_(sparse_x),
       x_(std::move(x)),
-      e_(std::move(e)) {
+      e_(std::move(e)),
+      x_csr_(std::move(x_sparse)) {
   if (num_nodes_ <= 0) throw std::invalid_argument("graph: num_nodes must be > 0, got " + std::to_string(num_nodes_));
-  check_shape(x_, num_nodes_, -1, "node features x");
+  if (sparse_x_) {
+    check_feature_csr(x_csr_, num_nodes_, "node features x");
+    x_.reset(num_nodes_, 0);
+    x_csr_t_ = transpose(x_csr_);
+  } else {
+    check_shape(x_, num_nodes_, -1, "node features x");
+  }
   check_shape(e_, num_edges(), -1, "edge features e");
   for (const Tensor* t : {&x_, &e_}) {
     for (int64_t i = 0; i < t->size(); ++i) {
@@ -223,10 +275,19 @@ Graph::Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> d
   }
 }
 
+const Tensor& Graph::x() const {
+  if (sparse_x_) throw std::logic_error("graph: the node features are sparse (x_sparse()), there is no dense x");
+  return x_;
+}
+
 void Graph::prepare_device() const {
   device::require_cuda();
   in_.on_device();
   in_t_.on_device();
+  if (sparse_x_) {
+    x_csr_.on_device();
+    x_csr_t_.on_device();
+  }
   for (bool w : {false, true}) {
     if (w && weights_.empty()) break;  // gcn_w_ is a copy of gcn_
     gcn(w).device_copy.get([&] { return gcn_normalize_on_device(in_, in_, w); });
@@ -243,7 +304,8 @@ Graph batch_graphs(const std::vector<const Graph*>& graphs) {
     auto mismatch = [&](const std::string& what) {
       throw std::invalid_argument("batch_graphs: graph " + std::to_string(k) + " differs from graph 0 in " + what);
     };
-    if (g.x().cols() != first.x().cols()) mismatch("node feature count");
+    if (g.num_node_features() != first.num_node_features()) mismatch("node feature count");
+    if (g.sparse_features() != first.sparse_features()) mismatch("having sparse node features");
     if (g.e().cols() != first.e().cols()) mismatch("edge feature count");
     if (g.undirected() != first.undirected()) mismatch("directedness");
     if (g.weights().empty() != first.weights().empty()) mismatch("having edge weights");
@@ -254,7 +316,12 @@ Graph batch_graphs(const std::vector<const Graph*>& graphs) {
   std::vector<float> weights;
   src.reserve(m);
   dst.reserve(m);
-  Tensor x(n, first.x().cols()), e(m, first.e().cols());
+  const bool sparse = first.sparse_features();
+  Tensor x(sparse ? 0 : n, first.num_node_features()), e(m, first.e().cols());
+  Csr xs;  // sparse features: the rows of each graph's CSR in turn
+  xs.num_rows = n;
+  xs.num_cols = first.num_node_features();
+  xs.indptr.assign(1, 0);
   int64_t node_off = 0, edge_off = 0;
   for (const Graph* g : graphs) {
     for (int64_t i = 0; i < g->num_edges(); ++i) {
@@ -262,10 +329,21 @@ Graph batch_graphs(const std::vector<const Graph*>& graphs) {
       dst.push_back(g->dst()[i] + node_off);
     }
     weights.insert(weights.end(), g->weights().begin(), g->weights().end());
-    std::copy(g->x().data(), g->x().data() + g->x().size(), x.row(node_off));
+    if (sparse) {
+      const Csr& a = g->x_sparse();
+      for (int64_t r = 0; r < a.num_rows; ++r) xs.indptr.push_back(xs.indptr.back() + a.degree(r));
+      xs.indices.insert(xs.indices.end(), a.indices.begin(), a.indices.end());
+      xs.values.insert(xs.values.end(), a.values.begin(), a.values.end());
+    } else {
+      std::copy(g->x().data(), g->x().data() + g->x().size(), x.row(node_off));
+    }
     std::copy(g->e().data(), g->e().data() + g->e().size(), e.data() + edge_off * e.cols());
     node_off += g->num_nodes();
     edge_off += g->num_edges();
+  }
+  if (sparse) {
+    return Graph(n, std::move(src), std::move(dst), std::move(xs), std::move(e), std::move(weights),
+                 first.undirected());
   }
   return Graph(n, std::move(src), std::move(dst), std::move(x), std::move(e), std::move(weights), first.undirected());
 }

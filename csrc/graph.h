@@ -91,6 +91,11 @@ Csr transpose(const Csr& a);
 // edge_ids. Requires a square matrix.
 Csr gcn_normalize(const Csr& a, bool use_weights);
 
+// Checks sparse node features x [num_nodes, F] held as a CSR (throws std::invalid_argument naming
+// `what`, the position and the value): indptr of num_nodes + 1 non-decreasing offsets from 0 to
+// nnz, column indices in [0, F), one finite value per entry. Negative values are legal features.
+void check_feature_csr(const Csr& x, int64_t num_nodes, const std::string& what);
+
 // A graph with its features. Immutable after construction; derived structures are built
 // once in the constructor so every epoch reuses them.
 class Graph {
@@ -99,6 +104,10 @@ class Graph {
   // Fe = 0); weights: [M] or empty, used by GCNConv when gcn_use_weights.
   Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Tensor e,
         std::vector<float> weights, bool undirected);
+  // The same with sparse node features x_sparse [N, F] (values = the features; issue 20): they
+  // stay sparse, with their transpose [F, N] built here once for the first layer's weight gradient.
+  Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Csr x_sparse, Tensor e,
+        std::vector<float> weights, bool undirected);
 
   int64_t num_nodes() const { return num_nodes_; }
   int64_t num_edges() const { return static_cast<int64_t>(src_.size()); }  // input edges
@@ -106,7 +115,12 @@ class Graph {
   const std::vector<int64_t>& src() const { return src_; }
   const std::vector<int64_t>& dst() const { return dst_; }
   const std::vector<float>& weights() const { return weights_; }
-  const Tensor& x() const { return x_; }  // [N, F]
+  // Dense node features [N, F]; throws std::logic_error when they are sparse (sparse_features()).
+  const Tensor& x() const;
+  bool sparse_features() const { return sparse_x_; }
+  int64_t num_node_features() const { return sparse_x_ ? x_csr_.num_cols : x_.cols(); }
+  const Csr& x_sparse() const { return x_csr_; }      // [N, F] when sparse_features(), else empty
+  const Csr& x_sparse_t() const { return x_csr_t_; }  // [F, N], its transpose
   const Tensor& e() const { return e_; }  // [M, Fe]
 
   const Csr& in() const { return in_; }          // rows = targets
@@ -115,20 +129,27 @@ class Graph {
   const Csr& gcn_t(bool use_weights) const { return use_weights ? gcn_w_t_ : gcn_t_; }
 
   // Puts the structure on the CUDA device once: the in-adjacency and its transpose are
-  // uploaded, the GCN matrices normalised there. Later calls do nothing.
+  // uploaded, the GCN matrices normalised there, sparse node features and their transpose
+  // uploaded. Later calls do nothing.
   void prepare_device() const;
 
  private:
+  // Both public constructors: x or x_sparse as sparse_x says.
+  Graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst, Tensor x, Csr x_sparse, bool sparse_x,
+        Tensor e, std::vector<float> weights, bool undirected);
   int64_t num_nodes_;
   std::vector<int64_t> src_, dst_;
   std::vector<float> weights_;
   bool undirected_;
-  Tensor x_, e_;
+  bool sparse_x_ = false;
+  Tensor x_, e_;  // x_ is [N, 0] when the node features are sparse
+  Csr x_csr_, x_csr_t_;
   Csr in_, in_t_, gcn_, gcn_t_, gcn_w_, gcn_w_t_;
 };
 
 // Disjoint union: node ids of graph k are offset by the node counts before it; features
-// are stacked. All graphs must agree on F, Fe, directedness and on having weights.
+// are stacked (sparse ones as a CSR). All graphs must agree on F, Fe, directedness, on
+// having weights and on sparse or dense node features.
 Graph batch_graphs(const std::vector<const Graph*>& graphs);
 
 }  // namespace hulk

@@ -40,7 +40,7 @@ from .errors import (DeviceError, FileFormatError, HulkError, InputError, InputT
                      OutOfMemoryError)
 from ._device import cuda_available, cuda_simulated, cuda_unavailable_reason, get_num_threads, set_num_threads
 from .gnn import GNN
-from .graph import Graph
+from .graph import Graph, normalize_rows
 from .sequential import Sequential
 
 __version__ = _core.__version__
@@ -56,6 +56,7 @@ __all__ = [
     "OutOfMemoryError",
     "Graph",
     "Sequential",
+    "normalize_rows",
     "cuda_available",
     "cuda_simulated",
     "cuda_unavailable_reason",

@@ -11,6 +11,10 @@ from .errors import InputError, InputTypeError, OutOfMemoryError
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4028235e38: the engine computes in float32
+INT32_MAX = 2**31 - 1  # the engine's CSR column indices are int32
+# scipy.sparse formats taken as sparse features; CSC and COO are converted to CSR (sparse to
+# sparse, never to dense; COO's duplicate entries are summed, as scipy's tocsr does).
+SPARSE_FORMATS = ("csr", "csc", "coo")
 
 
 def is_int(x) -> bool:
@@ -96,12 +100,62 @@ def naming_out_of_memory(call: str, sizes, estimate_bytes=None):
         raise err from exc
 
 
+def is_sparse_matrix(value) -> bool:
+    """A scipy.sparse matrix or array (checked without importing scipy)."""
+    return hasattr(value, "tocsr") and hasattr(value, "nnz") and hasattr(value, "format")
+
+
+def as_csr(value, name: str, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``(indptr int64, indices int32, data float32, cols)`` of a scipy.sparse matrix [rows, cols]
+    in a format of SPARSE_FORMATS, checked: every value finite and in float32 range, every column
+    index in range (before the cast to int32, which would wrap a large int64 index)."""
+    if value.format not in SPARSE_FORMATS:
+        raise InputTypeError(f"{name}: scipy.sparse {type(value).__name__} (format {value.format!r}) is not taken; "
+                             f"pass it as CSR ({name}.tocsr()), CSC or COO")
+    if len(value.shape) != 2 or value.shape[0] != rows:
+        raise InputError(f"{name}: expected {rows} rows, got shape {value.shape}")
+    if value.dtype.kind not in "biuf":
+        raise InputError(f"{name}: expected real numbers, got dtype {value.dtype}")
+    cols = int(value.shape[1])
+    if cols > INT32_MAX:
+        raise InputError(f"{name}: {cols} columns is more than the {INT32_MAX} the engine's int32 column indices "
+                         f"hold")
+    csr = value.tocsr()
+    indptr, indices = np.asarray(csr.indptr, np.int64), np.asarray(csr.indices)
+    bad = np.flatnonzero(np.diff(indptr) < 0)
+    if indptr[0] != 0 or len(bad) or indptr[-1] != len(indices):
+        raise InputError(f"{name}: indptr is not a CSR's row offsets (indptr[0] = {indptr[0]}, indptr[-1] = "
+                         f"{indptr[-1]} for {len(indices)} entries" +
+                         (f", indptr[{bad[0] + 1}] = {indptr[bad[0] + 1]} < indptr[{bad[0]}] = {indptr[bad[0]]})"
+                          if len(bad) else ")"))
+
+    def where(k: int) -> str:
+        return f"row {int(np.searchsorted(indptr, k, side='right')) - 1}, column {indices[k]}"
+
+    out_of_range = (indices < 0) | (indices >= cols)
+    if out_of_range.any():
+        k = int(np.argmax(out_of_range))
+        raise InputError(f"{name}: column index {indices[k]} at {where(k)} is out of range [0, {cols})")
+    data = np.asarray(csr.data)
+    if not np.isfinite(data).all():
+        k = int(np.argmax(~np.isfinite(data)))
+        raise InputError(f"{name}: value {data[k]} at {where(k)} is not finite "
+                         f"({int((~np.isfinite(data)).sum())} non-finite value(s) in all)")
+    with np.errstate(over="ignore"):
+        data32 = np.ascontiguousarray(data, dtype=np.float32)
+    if not np.isfinite(data32).all():
+        k = int(np.argmax(~np.isfinite(data32)))
+        raise InputError(f"{name}: value {float(data[k])!r} at {where(k)} is outside the float32 range the engine "
+                         f"computes in (-3.4e38 to 3.4e38)")
+    return np.ascontiguousarray(indptr), np.ascontiguousarray(indices, dtype=np.int32), data32, cols
+
+
 def _as_float(value, name: str, what: str) -> np.ndarray:
     # float32 input passes through without a float64 round trip (large feature matrices).
     arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 else None
-    if arr is None and hasattr(value, "tocsr") and hasattr(value, "nnz"):  # scipy.sparse, without importing scipy
-        raise InputTypeError(f"{name}: got a scipy.sparse {type(value).__name__} of shape {value.shape}; the engine "
-                             f"takes dense features only (sparse input is not supported yet), pass {name}.toarray()")
+    if arr is None and is_sparse_matrix(value):
+        raise InputTypeError(f"{name}: got a scipy.sparse {type(value).__name__} of shape {value.shape}; only node "
+                             f"features may be sparse, pass {name}.toarray()")
     if arr is None and np.iscomplexobj(value):
         raise InputError(f"{name}: expected real numbers, got complex values (the imaginary part would be lost)")
     if arr is None:

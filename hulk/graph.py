@@ -8,7 +8,8 @@ import networkx as nx
 import numpy as np
 
 from . import _core
-from ._checks import FLOAT32_MAX, as_matrix, as_vector, check_hashable, is_int, naming_out_of_memory
+from ._checks import (FLOAT32_MAX, as_csr, as_matrix, as_vector, check_hashable, is_int, is_sparse_matrix,
+                      naming_out_of_memory)
 from .errors import InputError, InputTypeError
 
 
@@ -26,8 +27,11 @@ class Graph:
     edges : array-like of shape (M, 2)
         Integer (source, target) pairs. For an undirected graph each pair is one edge and
         messages flow both ways; list each pair once.
-    node_features : array-like (N, F), optional
-        Default: no node features (F = 0).
+    node_features : array-like (N, F) or scipy.sparse matrix (N, F), optional
+        Default: no node features (F = 0). A scipy.sparse CSR matrix (or CSC / COO, converted to
+        CSR, never to dense) stays sparse in the engine: wide bag-of-words features cost memory
+        and time by their non-zeros. Values may be negative; NaN and infinity are errors.
+        Sparse features need a GCNConv first layer (``GNN(edge_pool=False)``).
     edge_features : array-like (M, Fe), optional
         One row per edge, in the order of ``edges``. Default: none (Fe = 0).
     edge_weight : array-like (M,), optional
@@ -73,8 +77,11 @@ class Graph:
         m = edge_arr.shape[0]
         if m > MAX_EDGES:
             raise InputError(f"edges: {m} edges is more than the {MAX_EDGES} a graph may have")
-        x = np.zeros((num_nodes, 0), np.float32) if node_features is None else as_matrix(
-            node_features, "node_features", num_nodes)
+        if is_sparse_matrix(node_features):
+            x = as_csr(node_features, "node_features", num_nodes)
+        else:
+            x = np.zeros((num_nodes, 0), np.float32) if node_features is None else as_matrix(
+                node_features, "node_features", num_nodes)
         e = np.zeros((m, 0), np.float32) if edge_features is None else as_matrix(edge_features, "edge_features", m)
         w = np.zeros(0, np.float32) if edge_weight is None else as_vector(edge_weight, "edge_weight", m)
         src = np.ascontiguousarray(edge_arr[:, 0])
@@ -87,7 +94,10 @@ class Graph:
             dup = next(v for v in self.node_ids if v in seen or seen.add(v))
             raise InputError(f"node_ids: {dup!r} appears more than once; ids must be unique")
         self._check_edges(num_nodes, src, dst, w, not directed)
-        self._g = _core.engine.Graph(num_nodes, src, dst, x, e, w, not directed)
+        if isinstance(x, tuple):  # sparse: (indptr, indices, values, F)
+            self._g = _core.engine.Graph(num_nodes, src, dst, *x, e, w, not directed)
+        else:
+            self._g = _core.engine.Graph(num_nodes, src, dst, x, e, w, not directed)
         self.node_attrs = list(node_attrs)
         self.edge_attrs = list(edge_attrs)
 
@@ -188,7 +198,19 @@ class Graph:
     num_node_features = property(lambda self: self._g.num_node_features, doc="F.")
     num_edge_features = property(lambda self: self._g.num_edge_features, doc="Fe.")
     directed = property(lambda self: not self._g.undirected)
-    x = property(lambda self: self._g.x, doc="Node features [N, F] (float32 copy).")
+    sparse_features = property(lambda self: self._g.sparse_features,
+                               doc="True when the node features are held sparse (a scipy.sparse input).")
+
+    @property
+    def x(self):
+        """Node features [N, F]: a float32 numpy copy, or a scipy.sparse CSR copy when they are sparse."""
+        if not self.sparse_features:
+            return self._g.x
+        import scipy.sparse  # a sparse-feature graph was built from scipy, so it is there
+
+        indptr, indices, values = self._g.x_csr()
+        return scipy.sparse.csr_matrix((values, indices, indptr), shape=(self.num_nodes, self.num_node_features))
+
     e = property(lambda self: self._g.e, doc="Edge features [M, Fe] (float32 copy).")
     edges = property(lambda self: np.stack([self._g.src, self._g.dst], axis=1), doc="Edges [M, 2].")
 
@@ -206,8 +228,29 @@ class Graph:
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
+        sparse = "sparse " if self.sparse_features else ""
         return (f"hulk.Graph({self.num_nodes} nodes, {self.num_edges} {kind} edges, "
-                f"{self.num_node_features} node features, {self.num_edge_features} edge features)")
+                f"{self.num_node_features} {sparse}node features, {self.num_edge_features} edge features)")
+
+
+def normalize_rows(features):
+    """Each row of ``features`` divided by the sum of its absolute values (rows of zeros stay zero):
+    Kipf and Welling's preprocessing of bag-of-words features (their rows sum to 1 after it).
+
+    Takes a numpy array or a scipy.sparse matrix and returns the same kind (sparse stays sparse:
+    CSR). Use it before building the Graph, with ``GNN(standardize=False)`` when it should replace
+    the z-scoring (https://github.com/tkipf/gcn, ``utils.preprocess_features``).
+    """
+    if is_sparse_matrix(features):
+        x = features.tocsr().astype(np.float64)
+        sums = np.asarray(abs(x).sum(axis=1)).ravel()
+        scale = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)
+        return x.multiply(scale[:, None]).tocsr()
+    x = np.asarray(features, dtype=np.float64)
+    if x.ndim != 2:
+        raise InputError(f"features: expected a 2-D array, got shape {x.shape}")
+    sums = np.abs(x).sum(axis=1, keepdims=True)
+    return np.divide(x, sums, out=np.zeros_like(x), where=sums > 0)
 
 
 def _numeric(data: dict, attr: str, where: str) -> float:
@@ -264,8 +307,10 @@ def _input_sizes(num_nodes, edges, node_features, edge_features) -> dict:
 
 
 def _input_bytes(num_nodes, edges, node_features, edge_features) -> int:
-    """About what building the Graph takes: float64 and float32 copies of the features, the
-    int64 edge list and about six int64/float32 entries per edge and node in the CSR structures."""
+    """About what building the Graph takes: float64 and float32 copies of the features (sparse
+    ones: two CSRs of 16 bytes per non-zero), the int64 edge list and about six int64/float32
+    entries per edge and node in the CSR structures."""
     s = _input_sizes(num_nodes, edges, node_features, edge_features)
     n, m = int(s["nodes"]), int(s["edges"])
-    return 12 * (n * s["node features"] + m * s["edge features"]) + 16 * m + 48 * (n + m)
+    x_bytes = 32 * int(node_features.nnz) if is_sparse_matrix(node_features) else 12 * n * s["node features"]
+    return x_bytes + 12 * m * s["edge features"] + 16 * m + 48 * (n + m)

@@ -39,7 +39,12 @@ class Sequential:
         GCNConv layers use the graph's ``edge_weight`` in their normalisation.
     standardize : bool
         Z-score node and edge features with the statistics of the first graph fitted on;
-        the statistics are saved with the weights.
+        the statistics are saved with the weights. Sparse node features (a scipy.sparse
+        ``node_features``; the first layer must be a GCNConv or Linear) are z-scored exactly as
+        dense ones without being densified: the column scaling goes into a copy of the sparse
+        values, the centring into the first layer's product (``X W - 1 (mean W)``). For Kipf
+        and Welling's row normalisation instead, pass ``hulk.normalize_rows(x)`` and
+        ``standardize=False``.
     seed : int
         Seeds initialisation and dropout; training is deterministic for a seed.
     device : {"cpu", "cuda"}

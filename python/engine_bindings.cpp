@@ -182,13 +182,37 @@ void bind_engine(py::module_& m) {
            }),
            py::arg("num_nodes"), py::arg("src"), py::arg("dst"), py::arg("x"), py::arg("e"), py::arg("weights"),
            py::arg("undirected"))
+      // Sparse node features as the arrays of a CSR [num_nodes, num_features] (issue 20).
+      .def(py::init([](int64_t num_nodes, const CArray<int64_t>& src, const CArray<int64_t>& dst,
+                       const CArray<int64_t>& x_indptr, const CArray<int32_t>& x_indices,
+                       const CArray<float>& x_values, int64_t num_features, const CArray<float>& e,
+                       const CArray<float>& weights, bool undirected) {
+             Csr x;
+             x.num_rows = num_nodes;
+             x.num_cols = num_features;
+             x.indptr = to_vector(x_indptr, "x_indptr");
+             x.indices = to_vector(x_indices, "x_indices");
+             x.values = to_vector(x_values, "x_values");
+             return Graph(num_nodes, to_vector(src, "src"), to_vector(dst, "dst"), std::move(x), to_tensor(e, "e"),
+                          to_vector(weights, "weights"), undirected);
+           }),
+           py::arg("num_nodes"), py::arg("src"), py::arg("dst"), py::arg("x_indptr"), py::arg("x_indices"),
+           py::arg("x_values"), py::arg("num_features"), py::arg("e"), py::arg("weights"), py::arg("undirected"))
       .def_property_readonly("num_nodes", &Graph::num_nodes)
       .def_property_readonly("num_edges", &Graph::num_edges)
-      .def_property_readonly("num_node_features", [](const Graph& g) { return g.x().cols(); })
+      .def_property_readonly("num_node_features", &Graph::num_node_features)
+      .def_property_readonly("sparse_features", &Graph::sparse_features)
       .def_property_readonly("num_edge_features", [](const Graph& g) { return g.e().cols(); })
       .def_property_readonly("undirected", &Graph::undirected)
       .def_property_readonly("has_weights", [](const Graph& g) { return !g.weights().empty(); })
       .def_property_readonly("x", [](const Graph& g) { return to_numpy(g.x()); })
+      .def(
+          "x_csr",
+          [](const Graph& g) {
+            const Csr& a = g.x_sparse();
+            return py::make_tuple(vector_to_numpy(a.indptr), vector_to_numpy(a.indices), vector_to_numpy(a.values));
+          },
+          "(indptr, indices, values) of the sparse node features (empty arrays when they are dense)")
       .def_property_readonly("e", [](const Graph& g) { return to_numpy(g.e()); })
       .def_property_readonly("src", [](const Graph& g) { return vector_to_numpy(g.src()); })
       .def_property_readonly("dst", [](const Graph& g) { return vector_to_numpy(g.dst()); })

@@ -29,9 +29,31 @@ Param zero_param(const std::string& name, int64_t rows, int64_t cols) {
   return p;
 }
 
-void input_times_weight(const Tensor& h, const Tensor& w, Tensor& out) { ops::gemm(h, false, w, false, out); }
+// ---- the first layer's input products ------------------------------------------------------
 
-void input_weight_grad(const Tensor& h, const Tensor& d, Tensor& w_grad) { ops::gemm(h, true, d, false, w_grad); }
+bool sparse_input(const GraphInputs& g, const Tensor& h) { return g.x_sparse != nullptr && &h == &g.x; }
+
+void input_times(const GraphInputs& g, const Tensor& h, const Tensor& w, Tensor& out, Tensor& scratch) {
+  if (!sparse_input(g, h)) {
+    ops::gemm(h, false, w, false, out);
+    return;
+  }
+  ops::spmm(*g.x_sparse, w, out, /*weighted=*/true);  // (X / std) w
+  if (g.x_center.empty()) return;
+  ops::gemm(g.x_center, false, w, false, scratch, -1.0f);  // -(mean / std) w  [1, O]
+  ops::add_bias(out, scratch);
+}
+
+void input_t_times(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor& dw, Tensor& scratch) {
+  if (!sparse_input(g, h)) {
+    ops::gemm(h, true, dout, false, dw);
+    return;
+  }
+  ops::spmm(*g.x_sparse_t, dout, dw, /*weighted=*/true);  // (X / std)^T dout
+  if (g.x_center.empty()) return;
+  ops::bias_grad(dout, nullptr, scratch, false);                 // column sums of dout [1, O]
+  ops::gemm(g.x_center, true, scratch, false, dw, -1.0f, 1.0f);  // -= (mean / std)^T sums
+}
 
 // ---- EdgePool ---------------------------------------------------------------------------
 
@@ -71,8 +93,8 @@ GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, 
 
 void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   const Csr& a = g.graph->gcn(use_edge_weights_);
-  if (transform_first()) {
-    input_times_weight(h, w_.value, t_);  // [N, out]
+  if (transform_first(g, h)) {
+    input_times(g, h, w_.value, t_, input_scratch_);  // h W [N, out]
     ops::spmm(a, t_, out, /*weighted=*/true);
   } else {
     ops::spmm(a, h, ah_, /*weighted=*/true);      // [N, in]
@@ -84,9 +106,9 @@ void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
 void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
   const Csr& a_t = g.graph->gcn_t(use_edge_weights_);
   ops::bias_grad(dout, nullptr, b_.grad, false);
-  if (transform_first()) {
+  if (transform_first(g, h)) {
     ops::spmm(a_t, dout, t_, /*weighted=*/true);        // [N, out]
-    input_weight_grad(h, t_, w_.grad);                  // [in, out]
+    input_t_times(g, h, t_, w_.grad, input_scratch_);   // h^T t [in, out]
     if (dh) ops::gemm(t_, false, w_.value, true, *dh);  // [N, in]
   } else {
     ops::gemm(ah_, true, dout, false, w_.grad);  // [in, out]
@@ -102,14 +124,14 @@ void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout
 Linear::Linear(int64_t in, int64_t out, const std::string& name, uint64_t seed, uint64_t layer)
     : w_(glorot_param(name + ".weight", in, out, seed, init_stream(layer))), b_(zero_param(name + ".bias", 1, out)) {}
 
-void Linear::forward(const GraphInputs&, const Tensor& h, Tensor& out) {
-  input_times_weight(h, w_.value, out);
+void Linear::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
+  input_times(g, h, w_.value, out, input_scratch_);
   ops::add_bias(out, b_.value);
 }
 
-void Linear::backward(const GraphInputs&, const Tensor& h, const Tensor& dout, Tensor* dh) {
+void Linear::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
   ops::bias_grad(dout, nullptr, b_.grad, false);
-  input_weight_grad(h, dout, w_.grad);
+  input_t_times(g, h, dout, w_.grad, input_scratch_);
   if (dh) ops::gemm(dout, false, w_.value, true, *dh);
 }
 

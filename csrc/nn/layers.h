@@ -23,22 +23,33 @@ struct Param {
   float weight_decay = NAN;  // the layer's L2 decay; NaN = the fit's weight_decay
 };
 
-// A layer's input times its weight, h W ([N, in] x [in, out] -> [N, out]), and the weight's
-// gradient from it, h^T d ([N, in]^T x [N, out] -> [in, out]): the one place where the first
-// layer's input (the node features) meets its weight in GCNConv and Linear, where a sparse
-// feature matrix plugs in.
-void input_times_weight(const Tensor& h, const Tensor& w, Tensor& out);
-void input_weight_grad(const Tensor& h, const Tensor& d, Tensor& w_grad);
-
 // A graph as a model sees it: features already standardised, per-graph constants cached.
 struct GraphInputs {
   const Graph* graph = nullptr;
-  Tensor x;                         // [N, F] standardised node features
+  Tensor x;                         // [N, F] standardised node features; [N, 0] when they are sparse
+  // Sparse node features (Graph::sparse_features): the CSR [N, F] and its transpose [F, N], the
+  // graph's own or, when standardising, copies with each column divided by its std (owned by
+  // x_scaled*). Centring would fill them in, so it stays out of the data: x_center [1, F] holds
+  // mean / std and the products subtract its rank-1 term (input_times, input_t_times).
+  const Csr* x_sparse = nullptr;
+  const Csr* x_sparse_t = nullptr;
+  std::shared_ptr<const Csr> x_scaled, x_scaled_t;
+  Tensor x_center;                  // [1, F] or empty (no centring)
   Tensor e;                         // [M, Fe] standardised edge features
   Tensor edge_sum;                  // [N, Fe] segment_sum_edges(graph.in(), e)
   ops::PoolCoefficients sum_coef;   // pool_coefficients(graph.in(), Sum)
   ops::PoolCoefficients mean_coef;  // pool_coefficients(graph.in(), Mean)
 };
+
+// The first layer's products with its input h [N, F] (issue 20). When h is the graph's own
+// features and they are sparse (sparse_input), they are sparse-dense products with the feature
+// CSR and with its transpose, and h itself is empty; otherwise dense GEMMs. No gradient for the
+// input features: a first layer never needs one.
+bool sparse_input(const GraphInputs& g, const Tensor& h);
+// out [N, O] = h w, w [F, O]. scratch: [1, O], reused from call to call.
+void input_times(const GraphInputs& g, const Tensor& h, const Tensor& w, Tensor& out, Tensor& scratch);
+// dw [F, O] = h^T dout, dout [N, O]. scratch: [1, O], reused from call to call.
+void input_t_times(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor& dw, Tensor& scratch);
 
 class Layer {
  public:
@@ -91,13 +102,16 @@ class GcnConv final : public Layer {
 
  private:
   // Transform first (A (h W)) when it narrows the features, else aggregate first ((A h) W):
-  // the SpMM then runs on the smaller width.
-  bool transform_first() const { return w_.value.cols() <= w_.value.rows(); }
+  // the SpMM then runs on the smaller width. Sparse input features always transform first.
+  bool transform_first(const GraphInputs& g, const Tensor& h) const {
+    return w_.value.cols() <= w_.value.rows() || sparse_input(g, h);
+  }
   bool use_edge_weights_;
   Param w_, b_;  // w [in, out], b [1, out]
   Tensor ah_;  // aggregate first: A h [N, in]
   Tensor t_;   // scratch: transform first h W [N, out] (forward), A^T dout [N, out] (backward);
                // aggregate first dout W^T [N, in] (backward)
+  Tensor input_scratch_;  // [1, out]: input_times / input_t_times
 };
 
 class Linear final : public Layer {
@@ -111,6 +125,7 @@ class Linear final : public Layer {
 
  private:
   Param w_, b_;
+  Tensor input_scratch_;  // [1, out]: input_times / input_t_times
 };
 
 }  // namespace hulk::nn

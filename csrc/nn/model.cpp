@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -31,6 +32,63 @@ void fit_columns(const Tensor& t, std::vector<float>& mean, std::vector<float>& 
     // A constant column carries no information; std 1 maps it to zero without blowing up.
     std_dev[j] = sd > 1e-12 * (1.0 + std::fabs(mu)) ? static_cast<float>(sd) : 1.0f;
   }
+}
+
+// fit_columns for sparse features x [N, F]: the same statistics, the zeros counted without
+// filling them in (two passes as there: the mean, then the squared deviations). An entry
+// repeated within a row means the sum of its values, as in scipy.
+void fit_sparse_columns(const Csr& x, std::vector<float>& mean, std::vector<float>& std_dev) {
+  const int64_t n = x.num_rows, c = x.num_cols;
+  mean.assign(c, 0.0f);
+  std_dev.assign(c, 1.0f);
+  if (n == 0) return;
+  std::vector<double> mu(c, 0.0), s2(c, 0.0), value(c, 0.0);
+  std::vector<int64_t> stored(c, 0), last_row(c, -1);  // rows with an entry in column j
+  std::vector<int32_t> touched;
+  for (int64_t k = 0; k < x.nnz(); ++k) mu[x.indices[k]] += x.values[k];
+  for (int64_t j = 0; j < c; ++j) mu[j] /= n;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t k = x.indptr[r]; k < x.indptr[r + 1]; ++k) {
+      const int32_t j = x.indices[k];
+      if (last_row[j] != r) {
+        last_row[j] = r;
+        value[j] = 0.0;
+        touched.push_back(j);
+      }
+      value[j] += x.values[k];
+    }
+    for (int32_t j : touched) {
+      s2[j] += (value[j] - mu[j]) * (value[j] - mu[j]);
+      ++stored[j];
+    }
+    touched.clear();
+  }
+  for (int64_t j = 0; j < c; ++j) {
+    const double sd = std::sqrt((s2[j] + static_cast<double>(n - stored[j]) * mu[j] * mu[j]) / n);  // + the zeros
+    mean[j] = static_cast<float>(mu[j]);
+    std_dev[j] = sd > 1e-12 * (1.0 + std::fabs(mu[j])) ? static_cast<float>(sd) : 1.0f;
+  }
+}
+
+// The model's view of sparse node features: the graph's CSR as it is, or, with a fitted scaler,
+// copies with column j divided by std_j and the centring term mean / std kept apart [1, F] (a
+// centred matrix would be dense). Equals apply_columns on the dense features, in exact arithmetic.
+void prepare_sparse_features(const Graph& g, const FeatureScaler& scaler, Device device, GraphInputs& in) {
+  in.x = Tensor(g.num_nodes(), 0, device);
+  if (scaler.x_mean.empty()) {
+    in.x_sparse = &g.x_sparse();
+    in.x_sparse_t = &g.x_sparse_t();
+    return;
+  }
+  auto scaled = std::make_shared<Csr>(g.x_sparse());  // a copy starts without a device copy
+  for (int64_t k = 0; k < scaled->nnz(); ++k) scaled->values[k] /= scaler.x_std[scaled->indices[k]];
+  in.x_scaled = scaled;
+  in.x_scaled_t = std::make_shared<const Csr>(transpose(*scaled));
+  in.x_sparse = in.x_scaled.get();
+  in.x_sparse_t = in.x_scaled_t.get();
+  Tensor center(1, g.num_node_features());
+  for (int64_t j = 0; j < center.cols(); ++j) center.data()[j] = scaler.x_mean[j] / scaler.x_std[j];
+  in.x_center = center.to(device);
 }
 
 Tensor apply_columns(const Tensor& t, const std::vector<float>& mean, const std::vector<float>& std_dev) {
@@ -195,7 +253,7 @@ int64_t Model::num_parameters() const {
 }
 
 GraphInputs Model::prepare(const Graph& g) const {
-  require(g.x().cols() == config_.in_features, "graph has " + std::to_string(g.x().cols()) +
+  require(g.num_node_features() == config_.in_features, "graph has " + std::to_string(g.num_node_features()) +
                                                    " node features but the model expects " +
                                                    std::to_string(config_.in_features));
   require(g.e().cols() == config_.edge_features, "graph has " + std::to_string(g.e().cols()) +
@@ -203,10 +261,24 @@ GraphInputs Model::prepare(const Graph& g) const {
                                                      std::to_string(config_.edge_features));
   require(!config_.gcn_edge_weights || !g.weights().empty(),
           "the model uses edge weights in GCNConv (gcn_edge_weights) but the graph has none");
+  if (g.sparse_features()) {
+    const std::vector<LayerSpec> stack = config_.stack();
+    require(stack[first_weight_layer(stack)].kind != LayerKind::EdgePool,
+            "the graph has sparse node features, which an EdgePool first layer cannot take (its input "
+            "[h_v || h_u || e_vu] is dense); build the model with a GCNConv or Linear first layer "
+            "(hulk.GNN: edge_pool=False)");
+    require(stack.front().kind != LayerKind::Dropout,
+            "the graph has sparse node features, and dropout on sparse input features is not supported yet: "
+            "drop the input Dropout layer, or pass the features dense");
+  }
   if (device_ == Device::CUDA) g.prepare_device();
   GraphInputs in;
   in.graph = &g;
-  in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std).to(device_);
+  if (g.sparse_features()) {
+    prepare_sparse_features(g, scaler_, device_, in);
+  } else {
+    in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std).to(device_);
+  }
   in.e = apply_columns(g.e(), scaler_.e_mean, scaler_.e_std).to(device_);
   ops::segment_sum_edges(g.in(), in.e, in.edge_sum);
   in.sum_coef = ops::pool_coefficients(g.in(), ops::Pooling::Sum, device_);
@@ -345,7 +417,11 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
 
 void Model::fit_scaler(const Graph& g) {
   require(config_.standardize, "fit_scaler: this model was built with standardize = false");
-  fit_columns(g.x(), scaler_.x_mean, scaler_.x_std);
+  if (g.sparse_features()) {
+    fit_sparse_columns(g.x_sparse(), scaler_.x_mean, scaler_.x_std);
+  } else {
+    fit_columns(g.x(), scaler_.x_mean, scaler_.x_std);
+  }
   fit_columns(g.e(), scaler_.e_mean, scaler_.e_std);
 }
 

@@ -97,6 +97,40 @@ inline hulk::Tensor random_tensor_away_from_zero(int64_t rows, int64_t cols, std
   return t;
 }
 
+// A random sparse matrix [rows, cols] (sparse node features, issue 20) as a CSR with sorted
+// columns: each entry present with probability `density`, values in [-1, 1] rounded through
+// float and never zero. Row `full_row` and column `full_col` (when in range) have every entry,
+// so the matrix and its transpose can have rows longer than any SpMM kernel's short-row limit.
+inline hulk::Csr random_csr(int64_t rows, int64_t cols, double density, std::mt19937& rng, int64_t full_row = -1,
+                            int64_t full_col = -1) {
+  std::bernoulli_distribution present(density);
+  std::uniform_real_distribution<double> mag(0.05, 1.0);
+  std::bernoulli_distribution sign(0.5);
+  hulk::Csr a;
+  a.num_rows = rows;
+  a.num_cols = cols;
+  a.indptr.assign(1, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (r != full_row && c != full_col && !present(rng)) continue;
+      a.indices.push_back(static_cast<int32_t>(c));
+      a.values.push_back(static_cast<float>(sign(rng) ? mag(rng) : -mag(rng)));
+    }
+    a.indptr.push_back(static_cast<int64_t>(a.indices.size()));
+  }
+  return a;
+}
+
+// Class ids in [-1, classes) (-1 = unlabelled), node 0 always labelled.
+inline std::vector<int64_t> random_labels(int64_t n, int64_t classes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> cls(-1, classes - 1);
+  std::vector<int64_t> y(static_cast<size_t>(n));
+  for (auto& v : y) v = cls(rng);
+  y[0] = 0;
+  return y;
+}
+
 // ---- graphs as edge lists ---------------------------------------------------------------
 
 struct EdgeList {

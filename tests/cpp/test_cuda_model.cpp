@@ -123,6 +123,37 @@ TEST_F(CudaModel, LayerStackMatchesCpu) {
   EXPECT_LT(want.back().train_loss, want.front().train_loss);
 }
 
+// Issue 20: sparse node features (the first layer's products as SpMMs with the feature CSR and
+// its transpose, standardised without densifying) on CUDA against the CPU.
+TEST_F(CudaModel, SparseFeaturesTrainAsOnTheCpu) {
+  const int64_t n = 300, f = 700;
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 700, true, /*weighted=*/false, 9);
+  std::mt19937 rng(10);
+  const Graph g(n, el.src, el.dst, ref::random_csr(n, f, 0.01, rng, -1, /*full_col=*/4), Tensor(el.num_edges(), 0),
+                {}, true);
+  const auto labels = ref::random_labels(n, 4, 11);
+  ModelConfig c;
+  c.in_features = f;
+  c.num_classes = 4;
+  c.hidden = {16};
+  c.edge_pool = false;
+  c.dropout = 0.2f;
+  c.seed = 4;
+  Model cpu(c), gpu(c);
+  gpu.to(Device::CUDA);
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 20;
+  const auto want = cpu.fit(g, labels, {}, {}, opts);
+  const auto got = gpu.fit(g, labels, {}, {}, opts);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss)) << "epoch " << i + 1;
+  }
+  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+  const Tensor p_cpu = cpu.predict_proba(g), p_gpu = gpu.predict_proba(g);
+  for (int64_t i = 0; i < p_cpu.size(); ++i) EXPECT_NEAR(p_gpu.data()[i], p_cpu.data()[i], 1e-3);
+}
+
 // Labels and masks go to the device once per fit; an epoch then copies one thing back (its
 // losses and accuracies) and uploads nothing. The validation figures match the CPU's.
 TEST_F(CudaModel, EpochsCopyOnlyTheirResultsToTheHost) {

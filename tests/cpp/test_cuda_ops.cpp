@@ -151,6 +151,32 @@ TEST_F(CudaOps, SpmmOnTheTransposeAndOnAnEmptyGraph) {
   EXPECT_EQ(got.device(), Device::CUDA);
 }
 
+// Issue 20: sparse node features X [N, F] and X^T [F, N] use the same SpMM. Rectangular
+// matrices, tall and wide, on both paths, with a full row and a full column so that the matrix
+// or its transpose (the wide one: both) has rows for the long-row kernel (> kLongRow entries).
+TEST_F(CudaOps, SpmmOnRectangularMatricesMatchesCpu) {
+  for (const auto path : {hulk::cuda::SpmmPath::Custom, hulk::cuda::SpmmPath::Library}) {
+    hulk::cuda::set_spmm_path(path);
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{700, 1300}, {1300, 90}}) {
+      const Csr x = ref::random_csr(rows, cols, 0.01, rng, /*full_row=*/3, /*full_col=*/7);
+      const Csr xt = hulk::transpose(x);
+      ASSERT_GT(std::max(x.degree(3), xt.degree(7)), hulk::DeviceCsr::kLongRow);
+      for (int64_t f : {1, 4, 16, 33}) {
+        SCOPED_TRACE("[" + std::to_string(rows) + ", " + std::to_string(cols) + "], F " + std::to_string(f) +
+                     ", path " + hulk::cuda::spmm_path_name(path));
+        for (const Csr* a : {&x, &xt}) {
+          const Tensor w = ref::random_tensor(a->num_cols, f, rng);
+          Tensor want, got;
+          hulk::ops::spmm(*a, w, want, true);
+          hulk::ops::spmm(*a, cuda(w), got, true);
+          EXPECT_TRUE(close(got, want, kSumTol));
+        }
+      }
+    }
+  }
+  hulk::cuda::set_spmm_path(hulk::cuda::SpmmPath::Custom);
+}
+
 TEST_F(CudaOps, SegmentSumAndPoolCoefficientsMatchCpu) {
   for (const GraphCase& c : graph_cases()) {
     const Csr a = csr_of(c.g);

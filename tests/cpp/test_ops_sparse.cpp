@@ -80,6 +80,29 @@ TEST(Spmm, GcnNormalisedAdjacency) {
   }
 }
 
+// Issue 20: sparse node features X [N, F] and X^T [F, N] go through the same SpMM, so it must
+// handle rows != cols: tall and wide matrices, empty rows, and rows past the CUDA kernel's
+// short-row limit (the full row and column below).
+TEST(Spmm, RectangularMatchesReference) {
+  std::mt19937 rng(203);
+  struct Shape { int64_t rows, cols; double density; int64_t full_row, full_col; };
+  for (const Shape& s : {Shape{50, 700, 0.02, 3, -1}, Shape{700, 37, 0.05, -1, 5}, Shape{1, 9, 0.5, -1, -1},
+                         Shape{30, 1, 0.3, -1, -1}, Shape{12, 40, 0.0, -1, -1}}) {
+    const Csr a = ref::random_csr(s.rows, s.cols, s.density, rng, s.full_row, s.full_col);
+    const Csr at = hulk::transpose(a);
+    for (int64_t f : {1, 5, 16, 33}) {
+      SCOPED_TRACE("[" + std::to_string(s.rows) + ", " + std::to_string(s.cols) + "], F " + std::to_string(f));
+      const DMat x = ref::random_dmat(s.cols, f, rng);
+      Tensor out = Tensor::filled(2, 2, 3.0f);
+      hulk::ops::spmm(a, ref::to_f(x), out, true);
+      EXPECT_TRUE(ref::all_close(out, ref::matmul(ref::csr_to_dense(a), x), kAtol, kRtol));
+      const DMat y = ref::random_dmat(s.rows, f, rng);
+      hulk::ops::spmm(at, ref::to_f(y), out, true);
+      EXPECT_TRUE(ref::all_close(out, ref::matmul(ref::transpose(ref::csr_to_dense(a)), y), kAtol, kRtol));
+    }
+  }
+}
+
 TEST(Spmm, RejectsWrongInputRows) {
   const Csr a = csr_of(ref::random_graph(GraphKind::Uniform, 6, 8, true, false, 9));
   Tensor out;

@@ -80,6 +80,24 @@ def test_sequential_stack_on_cuda_matches_cpu(hulk47, tmp_path):
                                atol=1e-4)
 
 
+def test_sparse_features_on_cuda_match_cpu():
+    # issue 20: the first layer's X W and X^T G as SpMMs with the feature CSR and its transpose
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(3)
+    n, f = 200, 500
+    x = sp.random(n, f, density=0.02, format="csr", random_state=3)
+    edges = np.unique(np.sort(rng.integers(0, n, (400, 2)), axis=1), axis=0)
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    g = hulk.Graph(n, edges, node_features=x)
+    labels = rng.integers(0, 3, n)
+    losses = {}
+    for device in ("cpu", "cuda"):
+        model = hulk.GNN(num_classes=3, hidden=(16,), edge_pool=False, dropout=0.3, seed=1, device=device)
+        losses[device] = [h["train_loss"] for h in model.fit(g, labels, epochs=15)]
+    for epoch, (a, b) in enumerate(zip(losses["cpu"], losses["cuda"]), 1):
+        assert math.isclose(b, a, rel_tol=LOSS_RTOL), f"epoch {epoch}: cuda {b}, cpu {a}"
+
+
 def test_save_on_cuda_load_on_cpu_and_back(hulk47, tmp_path):
     g, labels, classes = hulk47
     model = hulk.GNN(num_classes=len(classes), hidden=(16,), seed=1, device="cuda")

@@ -554,7 +554,8 @@ class _FailingBatchCore:
                 raise hulk.OutOfMemoryError("out of memory: the C++ core could not allocate what this call needs")
 
 
-def test_scipy_sparse_features_are_a_clear_error_not_a_numpy_symptom():
+def test_scipy_sparse_edge_features_are_a_clear_error_not_a_numpy_symptom():
+    # node features may be sparse (tests/python/test_sparse_features.py); edge features not
     sp = pytest.importorskip("scipy.sparse")
-    with pytest.raises(TypeError, match=r"node_features: got a scipy.sparse csr_matrix of shape \(3, 2\).*toarray"):
-        hulk.Graph(3, [[0, 1]], node_features=sp.csr_matrix(np.ones((3, 2))))
+    with pytest.raises(TypeError, match=r"edge_features: got a scipy.sparse csr_matrix of shape \(1, 2\).*toarray"):
+        hulk.Graph(3, [[0, 1]], edge_features=sp.csr_matrix(np.ones((1, 2))))
