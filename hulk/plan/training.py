@@ -11,7 +11,9 @@ runs jobs one after another (Systems A/B/C won) is kept with every machine unlab
 counted; it does not train the model.
 
 Data set (:func:`make_dataset`): sample ``i`` of a seed draws its size log-uniformly from
-``sizes`` and its jobs as a random subset of the catalogue (1 to ``max_jobs`` jobs), dropping the
+``sizes``, a generator regime uniformly from ``REGIMES`` (the paper-fitted generator, and
+measured cloud networks with 1-8 or many 8-GPU machines per region, mixed or uniform GPUs: see
+:func:`hulk.plan.generate.generate_cluster`), and its jobs as a random subset of the catalogue (1 to ``max_jobs`` jobs), dropping the
 largest while the jobs need more than ``MEMORY_HEADROOM`` = 0.6 of the cluster's memory. Labels
 are computed in parallel worker processes and cached per sample in ``cache_dir`` (the file name
 is a hash of everything the label depends on), so a rerun only loads them.
@@ -49,7 +51,17 @@ from ..errors import FileFormatError, InputError
 
 MEMORY_HEADROOM = 0.6
 MAX_SAMPLES = 100_000  # a data set larger than this would take days to label
-_DATASET_VERSION = 5  # bump when labels or generation change, so caches are not reused
+_DATASET_VERSION = 6  # bump when labels or generation change, so caches are not reused
+
+# The generator regimes the teacher's clusters come from: the paper-fitted world, and measured
+# cloud networks (hulk.plan.cloud_network) with few machines per region (mixed or uniform
+# GPUs) or many. Arguments of generate.generate_cluster; sample i draws one uniformly.
+REGIMES = {
+    "paper": {},
+    "measured-few": {"mode": "measured", "machines_per_region": (1, 8)},
+    "measured-few-uniform": {"mode": "measured", "machines_per_region": (1, 8), "gpu_mix": {"A100 80GB": 1}},
+    "measured": {"mode": "measured"},
+}
 
 
 def labels_from_plan(plan, jobs, max_jobs: int = MAX_JOBS) -> np.ndarray:
@@ -77,9 +89,10 @@ class SampleSpec:
     n: int
     cluster_seed: int
     jobs: tuple
+    regime: str = "paper"  # a key of REGIMES
 
     def cluster(self) -> generate.RegionalCluster:
-        return generate.generate_cluster(self.n, seed=self.cluster_seed)
+        return generate.generate_cluster(self.n, seed=self.cluster_seed, **REGIMES[self.regime])
 
 
 def sample_specs(count: int, seed: int = 0, sizes=(16, 300), max_jobs: int = MAX_JOBS) -> list[SampleSpec]:
@@ -94,10 +107,11 @@ def sample_specs(count: int, seed: int = 0, sizes=(16, 300), max_jobs: int = MAX
         n = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi + 0.499)))))
         n = min(max(n, lo), hi)
         cluster_seed = int(rng.integers(0, 2**31 - 1))
-        memory = generate.generate_cluster(n, seed=cluster_seed).memory_gb.sum() * 1e9
+        regime = sorted(REGIMES)[int(rng.integers(0, len(REGIMES)))]
+        memory = SampleSpec(i, n, cluster_seed, (), regime).cluster().memory_gb.sum() * 1e9
         chosen = draw_jobs(rng, memory, max_jobs)
         if chosen:
-            out.append(SampleSpec(i, n, cluster_seed, tuple(chosen)))
+            out.append(SampleSpec(i, n, cluster_seed, tuple(chosen), regime))
     return out
 
 
@@ -124,7 +138,7 @@ class Sample:
 
 
 def _sample_key(spec: SampleSpec, time_limit_s: float, iterations: int, max_jobs: int) -> str:
-    text = json.dumps([_DATASET_VERSION, spec.n, spec.cluster_seed, list(spec.jobs), time_limit_s, iterations, max_jobs,
+    text = json.dumps([_DATASET_VERSION, spec.n, spec.cluster_seed, list(spec.jobs), spec.regime, time_limit_s, iterations, max_jobs,
                        generate.LATENCY_A_MS, generate.LATENCY_B_MS_PER_KM])
     return hashlib.sha1(text.encode()).hexdigest()[:20]
 
