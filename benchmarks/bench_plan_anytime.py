@@ -55,6 +55,12 @@ OLD_BUDGET_S = 10.0
 # Instances
 # ---------------------------------------------------------------------------------------------
 
+# The ablations of issue 17 (Hulk without one of its parts), planned at --ablation-budget.
+ABLATIONS = {"hulk-greedy": {"model": "greedy"},        # no GNN: the greedy rule's candidates instead
+             "hulk-no-growth": {"grow_rounds": 0},       # no growth of the classifications
+             "hulk-no-refine": {"refine_iterations": 0}}  # no refinement (nor Search's starts)
+
+
 def measured_regime(n: int, k: int) -> dict:
     """The measured mode's regime for instance k of n machines (see the module docstring)."""
     kw = {"machines_per_region": (1, 8) if n <= 8000 else (8, 16), "gpus_per_machine": 8}
@@ -117,6 +123,8 @@ def run(args) -> None:
         for set_name in args.job_sets:
             jobs = JOB_SETS[set_name]
             todo = [("search", args.reference)] + [(p, t) for t in args.budgets for p in ("hulk", "search")]
+            if args.ablations:
+                todo += [(a, args.ablation_budget) for a in ABLATIONS]
             for planner, budget in todo:
                 row = {"kind": "plan", "mode": mode, "n": n, "instance": k, "cluster_seed": cluster_seed,
                        "job_set": set_name, "planner": planner, "budget_s": budget, "seed": args.seed}
@@ -128,7 +136,8 @@ def run(args) -> None:
                 if cluster is None:
                     cluster = make()
                 t0 = time.perf_counter()
-                p = hp.plan(cluster, jobs, planner, time_limit_s=budget, seed=args.seed)
+                p = hp.plan(cluster, jobs, "hulk" if planner in ABLATIONS else planner, time_limit_s=budget,
+                            seed=args.seed, **ABLATIONS.get(planner, {}))
                 row.update(wall_s=time.perf_counter() - t0, planning_s=p.planning_s, feasible=bool(p.feasible),
                            makespan_s=p.makespan_s if p.feasible else None, machines=len(cluster),
                            regions=getattr(cluster, "n_regions", None))
@@ -186,6 +195,34 @@ def summarise(rows: list, reference_s: float) -> tuple[dict, dict]:
     return cells, old
 
 
+def ablation_lines(rows: list, reference_s: float) -> list:
+    """Per mode and size: each ablation over Hulk at the same budget and over the reference."""
+    plans = {(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"]): r for r in rows}
+    cells = {}
+    for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
+        full = plans.get((mode, n, inst, job_set, seed, "hulk", budget))
+        ref = plans.get((mode, n, inst, job_set, seed, "search", reference_s))
+        if planner not in ABLATIONS or full is None or not (r["feasible"] and full["feasible"]):
+            continue
+        c = cells.setdefault((mode, n, budget, planner), {"vs_hulk": [], "vs_ref": []})
+        c["vs_hulk"].append(r["makespan_s"] / full["makespan_s"])
+        if ref is not None and ref["feasible"]:
+            c["vs_ref"].append(r["makespan_s"] / ref["makespan_s"])
+    if not cells:
+        return []
+    order = {"bundled": 0, "paper": 1, "measured": 2}
+    out = ["", "Ablations (Hulk without one part, same budget): `hulk-greedy` = no GNN (`model=\"greedy\"`), "
+           "`hulk-no-growth` = `grow_rounds=0`, `hulk-no-refine` = `refine_iterations=0` (Hulk's own candidates "
+           "through Algorithm 1 and growth, no Search starts, no refinement).", "",
+           f"| mode | machines | budget s | ablation | instances | over Hulk(t) mean / worst | "
+           f"over Search({reference_s:g} s) mean / worst |", "|---|---:|---:|---|---:|---:|---:|"]
+    for (mode, n, budget, name) in sorted(cells, key=lambda x: (order.get(x[0], 9), x[1], x[2], x[3])):
+        c = cells[(mode, n, budget, name)]
+        out.append(f"| {mode} | {n:,} | {budget:g} | {name} | {len(c['vs_hulk'])} | {_mw(c['vs_hulk'])} | "
+                   f"{_mw(c['vs_ref'])} |")
+    return out
+
+
 def _mw(v: list) -> str:
     return f"{sum(v) / len(v):.3f} / {max(v):.3f}" if v else "-"
 
@@ -213,7 +250,7 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
         o = old[(mode, n)]
         out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
                    f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
-    return out
+    return out + ablation_lines(rows, reference_s)
 
 
 def report(args) -> None:
@@ -276,6 +313,9 @@ def main(argv=None) -> int:
     ap.add_argument("--budgets", type=_floats, default=list(BUDGETS), help="planning budgets in seconds")
     ap.add_argument("--reference", type=float, default=REFERENCE_S, help="Search's reference budget (default 60 s)")
     ap.add_argument("--modes", type=_choices(MODES), default=list(MODES))
+    ap.add_argument("--ablations", action="store_true",
+                    help="also plan Hulk without the GNN, without growth and without refinement")
+    ap.add_argument("--ablation-budget", type=float, default=1.0, help="the ablations' budget (default 1 s)")
     ap.add_argument("--job-sets", type=_choices(tuple(JOB_SETS)), default=list(JOB_SETS))
     ap.add_argument("--no-bundled", dest="bundled", action="store_false", help="skip the bundled 47-server cluster")
     ap.add_argument("--seed", type=int, default=0, help="the planners' seed (default 0)")

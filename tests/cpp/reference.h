@@ -405,16 +405,6 @@ inline DMat softmax(const DMat& logits) {
   return p;
 }
 
-// Node labels in [-1, classes) (-1: unlabelled), node 0 labelled.
-inline std::vector<int64_t> random_labels(int64_t n, int64_t classes, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> cls(-1, classes - 1);
-  std::vector<int64_t> y(n);
-  for (auto& v : y) v = cls(rng);
-  y[0] = 0;
-  return y;
-}
-
 struct LossRef {
   double loss = 0.0;
   int64_t correct = 0;

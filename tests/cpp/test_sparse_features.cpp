@@ -239,7 +239,7 @@ TEST(SparseFeatures, EdgePoolFirstLayerIsRefused) {
   c.edge_pool = true;
   Model model(c);
   EXPECT_TRUE(ref::throws_invalid_argument_with([&] { model.logits(gp.sparse); },
-                                                {"sparse node features", "edge_pool = false"}));
+                                                {"sparse node features", "EdgePool first layer", "edge_pool=False"}));
   EXPECT_THROW(gp.sparse.x(), std::logic_error);
 }
 
