@@ -116,7 +116,7 @@ def section(rows, copy_gbs: float, args, threads: int, hulk, torch, total_s: flo
              f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores; {total_memory_gb() or 0:.1f} GiB RAM",
              f"- OS: {platform.platform()}; Python {platform.python_version()}",
              f"- hulk {hulk.__version__}, torch {torch.__version__}; both on {threads} threads "
-             f"(`hulk.set_num_threads`, `torch.set_num_threads`)",
+             f"(`hulk.set_num_threads`, `torch.set_num_threads`), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}",
              f"- copy bandwidth (torch `copy_` of 1 GiB, read + write): {copy_gbs:.1f} GB/s", "",
              "Graphs: uniform random undirected, average degree 16 (as bench_cpu.py). `A @ X`, X [N, F] float32, "
              f"wall time, median of {args.repeats} interleaved runs after a warm-up; results checked equal first.", "",
@@ -149,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(DEFAULT_OUT))
     args = p.parse_args(argv)
     args.argv = argv if argv is not None else sys.argv[1:]
+    # torch and hulk each bring an OpenMP runtime; interleaved in one process on few cores, the
+    # idle one's spinning workers slow the other (hulk's 1e4 x 256 product took 7.2 ms right after
+    # torch calls, 1.4 ms alone). Passive waiting, for both, unless the caller set a policy.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:
