@@ -13,7 +13,7 @@ process CPU time per epoch of that fit (steadier than wall time on a shared mach
 time of one ``predict_proba`` and the largest difference of the two sides' training losses.
 The sides alternate within each of ``--repeats`` runs; the table gives the median and the range.
 
-    cd /work/wt-sparse-features && python3 benchmarks/bench_sparse_features.py --threads 1
+    cd /tmp && python /path/to/hulk/benchmarks/bench_sparse_features.py --threads 1
 
 Timings come only from runs of this script; no test asserts on time.
 """
