@@ -27,6 +27,11 @@ struct Param {
 struct GraphInputs {
   const Graph* graph = nullptr;
   Tensor x;                         // [N, F] standardised node features; [N, 0] when they are sparse
+                                    // or borrowed
+  // The graph's own dense features when the model reads them as they are (no standardising, on
+  // the CPU): no per-graph copy (an arxiv-sized input is 339 MB). Null otherwise; input() picks.
+  const Tensor* x_borrowed = nullptr;
+  const Tensor& input() const { return x_borrowed ? *x_borrowed : x; }
   // Sparse node features (Graph::sparse_features): the CSR [N, F] and its transpose [F, N], the
   // graph's own or, when standardising, copies with each column divided by its std (owned by
   // x_scaled*). Centring would fill them in, so it stays out of the data: x_center [1, F] holds

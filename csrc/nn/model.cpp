@@ -276,6 +276,9 @@ GraphInputs Model::prepare(const Graph& g) const {
   in.graph = &g;
   if (g.sparse_features()) {
     prepare_sparse_features(g, scaler_, device_, in);
+  } else if (device_ == Device::CPU && scaler_.x_mean.empty()) {
+    in.x = Tensor(g.num_nodes(), 0);
+    in.x_borrowed = &g.x();
   } else {
     in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std).to(device_);
   }
@@ -298,7 +301,7 @@ void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
   const std::vector<LayerSpec>& stack = config_.layers;
   outputs_.resize(stack.size());
   inputs_.assign(stack.size(), nullptr);
-  const Tensor* h = &in.x;  // borrowed: the input is read in place, never copied
+  const Tensor* h = &in.input();  // borrowed: the input is read in place, never copied
   for (size_t i = 0; i < stack.size(); ++i) {
     inputs_[i] = h;
     Tensor& out = i + 1 == stack.size() ? logits : outputs_[i];  // the last entry has weights
