@@ -101,6 +101,9 @@ Tensor apply_columns(const Tensor& t, const std::vector<float>& mean, const std:
   return out;
 }
 
+// t on `device`, moved rather than copied when it is already there (Tensor::to copies).
+Tensor moved_to(Tensor&& t, Device device) { return t.device() == device ? std::move(t) : t.to(device); }
+
 // Makes a CUDA model's stream current for the scope and waits for it at the end (nothing for
 // a CPU model). Every public call thus finishes its device work before it returns: the
 // model's tensors may then be read or freed from any stream, and its time is its own.
@@ -280,9 +283,9 @@ GraphInputs Model::prepare(const Graph& g) const {
     in.x = Tensor(g.num_nodes(), 0);
     in.x_borrowed = &g.x();
   } else {
-    in.x = apply_columns(g.x(), scaler_.x_mean, scaler_.x_std).to(device_);
+    in.x = moved_to(apply_columns(g.x(), scaler_.x_mean, scaler_.x_std), device_);
   }
-  in.e = apply_columns(g.e(), scaler_.e_mean, scaler_.e_std).to(device_);
+  in.e = moved_to(apply_columns(g.e(), scaler_.e_mean, scaler_.e_std), device_);
   ops::segment_sum_edges(g.in(), in.e, in.edge_sum);
   in.sum_coef = ops::pool_coefficients(g.in(), ops::Pooling::Sum, device_);
   in.mean_coef = ops::pool_coefficients(g.in(), ops::Pooling::Mean, device_);
