@@ -111,13 +111,16 @@ std::vector<int64_t> greedy_classes(const Cluster& c, const std::vector<ModelSpe
 }
 
 Growth grow_bottleneck(const Cluster& c, const std::vector<ModelSpec>& jobs, std::vector<int64_t> classes,
-                       int rounds, std::vector<int64_t> steps) {
+                       int rounds, std::vector<int64_t> steps, const std::function<bool()>& out_of_time,
+                       const Plan* first) {
+  const auto stop = [&] { return out_of_time && out_of_time(); };
   check_growth_arguments(rounds, steps);
   check_assignment(c, jobs, classes, "classes");
-  Growth g{plan_hulk(c, jobs, classes), std::move(classes), 0};
+  Growth g{first ? *first : plan_hulk(c, jobs, classes), std::move(classes), 0, {}};
   g.start_makespan_s = g.plan.makespan_s;
+  g.start = g.plan;
   const std::vector<int64_t> by_speed = fastest_first(c);
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = 0; round < rounds && !stop(); ++round) {
     const int64_t j = last_to_finish(g.plan);
     if (j < 0) break;
     const std::vector<int64_t> candidates = idle_in_regions_of(c, g.classes, j, by_speed);
@@ -126,7 +129,7 @@ Growth grow_bottleneck(const Cluster& c, const std::vector<ModelSpec>& jobs, std
     Plan best_plan;
     std::vector<int64_t> best_classes;
     for (int64_t k : steps) {
-      if (k > static_cast<int64_t>(candidates.size())) break;
+      if (k > static_cast<int64_t>(candidates.size()) || stop()) break;
       std::vector<int64_t> trial = g.classes;
       for (int64_t i = 0; i < k; ++i) trial[static_cast<size_t>(candidates[static_cast<size_t>(i)])] = j;
       Plan q = plan_hulk(c, jobs, trial);

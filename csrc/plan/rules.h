@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "csrc/plan/planners.h"
@@ -26,6 +27,7 @@ struct Growth {
   Plan plan;                     // plan_hulk on `classes`
   std::vector<int64_t> classes;  // the classification after growth
   double start_makespan_s = 0;   // plan_hulk's makespan on the classification given
+  Plan start;                    // plan_hulk on the classification given
 };
 
 // Gives the job that finishes last more machines while that shortens the plan. Each round
@@ -35,8 +37,11 @@ struct Growth {
 // the number of such machines. The trial of least makespan is kept if it beats the current
 // makespan by more than a relative 1e-9. Stops when no trial does, when that job has no
 // machines or no candidates, or after `rounds` rounds. Throws std::invalid_argument for
-// rounds < 0, steps not positive and strictly increasing, or invalid classes.
+// rounds < 0, steps not positive and strictly increasing, or invalid classes. `out_of_time`,
+// when given, ends the growth early (the best plan so far is kept): Hulk's anytime planner
+// passes its budget's clock. `first`, when given, is plan_hulk on `classes` already computed.
 Growth grow_bottleneck(const Cluster& c, const std::vector<ModelSpec>& jobs, std::vector<int64_t> classes,
-                       int rounds, std::vector<int64_t> steps = default_growth_steps());
+                       int rounds, std::vector<int64_t> steps = default_growth_steps(),
+                       const std::function<bool()>& out_of_time = {}, const Plan* first = nullptr);
 
 }  // namespace hulk::plan

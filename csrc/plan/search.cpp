@@ -1,5 +1,7 @@
 // The search planner: greedy start, then annealing over moves and swaps.
 #include "csrc/plan/job_helpers.h"
+#include "csrc/plan/evaluator.h"
+#include "csrc/plan/descent.h"
 #include "csrc/plan/assignment.h"
 #include "csrc/plan/cluster_facts.h"
 #include "csrc/plan/split.h"
@@ -29,78 +31,6 @@ using namespace detail;
 
 namespace {
 
-// Scores assignments with best_pipeline, memoised per job and group (the annealing walk
-// revisits groups often).
-class Evaluator {
- public:
-  Evaluator(const Cluster& c, const std::vector<ModelSpec>& jobs) : c_(c), jobs_(jobs), cache_(jobs.size()) {}
-
-  struct JobEval {
-    bool feasible = false;
-    double time = kInf;
-    double shortfall = 0;
-  };
-
-  JobEval job(size_t j, const std::vector<int64_t>& g) {
-    auto& cache = cache_[j];
-    const auto it = cache.find(g);
-    if (it != cache.end()) return it->second;
-    if (cached_ids_ > kMaxCachedIds) {  // bound memory on long runs (keys are whole groups)
-      for (auto& m : cache_) m.clear();
-      cached_ids_ = 0;
-    }
-    const JobPlan jp = best_pipeline(c_, jobs_[j], g);
-    JobEval e{jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0)};
-    cache.emplace(g, e);
-    cached_ids_ += g.size() + 8;
-    return e;
-  }
-
-  Score score(const std::vector<int64_t>& assign) {
-    Score s;
-    const auto groups = groups_of(assign, jobs_.size());
-    for (size_t j = 0; j < jobs_.size(); ++j) {
-      const JobEval e = job(j, groups[j]);
-      if (!e.feasible) {
-        ++s.infeasible;
-        s.shortfall += e.shortfall;
-      } else {
-        s.makespan = std::max(s.makespan, e.time);
-        s.total += e.time;
-      }
-    }
-    return s;
-  }
-
- private:
-  const Cluster& c_;
-  const std::vector<ModelSpec>& jobs_;
-  std::vector<std::map<std::vector<int64_t>, JobEval>> cache_;
-  static constexpr size_t kMaxCachedIds = size_t{1} << 25;  // 32M machine ids, 256 MB
-  size_t cached_ids_ = 0;
-};
-
-// Bottleneck growth: repeatedly takes the job with the longest time (an infeasible one
-// first) and gives it the idle machines closest to its group, in a batch of its own size,
-// halving the batch down to one machine until a batch shortens its time; a job no batch
-// helps is done. O(J log^2 N) evaluations; distances to each group are kept incrementally.
-// The job with the longest iteration time on its group (groups not empty, jobs not `done`) and
-// that time; {-1, -1} when there is none. Ties: the lower job index.
-std::pair<int64_t, double> slowest_job(Evaluator& ev, const std::vector<std::vector<int64_t>>& g,
-                                       const std::vector<uint8_t>& done) {
-  int64_t pick = -1;
-  double worst = -1;
-  for (size_t j = 0; j < g.size(); ++j) {
-    if (done[j] || g[j].empty()) continue;
-    const double t = ev.job(j, g[j]).time;
-    if (pick < 0 || t > worst) {
-      pick = static_cast<int64_t>(j);
-      worst = t;
-    }
-  }
-  return {pick, worst};
-}
-
 // How far machine x is from machine y for job j: the latency (Search's measure), or the time
 // to send one micro-batch's boundary activations of j (bandwidth included; Hulk's extra start).
 using JobDistance = std::function<double(size_t j, int64_t x, int64_t y)>;
@@ -113,6 +43,10 @@ JobDistance send_time_distance(const Cluster& c, const std::vector<ModelSpec>& j
   return [&c, bytes](size_t j, int64_t x, int64_t y) { return c.send_time(x, y, bytes[j]); };
 }
 
+// Bottleneck growth: repeatedly takes the job with the longest time (an infeasible one
+// first) and gives it the idle machines closest to its group, in a batch of its own size,
+// halving the batch down to one machine until a batch shortens its time; a job no batch
+// helps is done. O(J log^2 N) evaluations; distances to each group are kept incrementally.
 void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
                  const std::function<bool()>& out_of_time, const JobDistance& distance) {
   const int64_t N = c.size();
@@ -444,6 +378,14 @@ struct Starts {
   // as no concurrent assignment can), candidates as they are.
   Plan hulk, hulk_fastest;
   bool have_hulk = false, have_hulk_fastest = false;
+  // plan_hulk by classification, shared by the "Hulk" start and Hulk's own sources (the region
+  // heuristic's groups are both; laying out a group of thousands costs tenths of a second).
+  std::map<std::vector<int64_t>, Plan> algorithm1;
+  const Plan& plan_hulk_once(const Cluster& c, const std::vector<ModelSpec>& jobs, const std::vector<int64_t>& classes) {
+    auto it = algorithm1.find(classes);
+    if (it == algorithm1.end()) it = algorithm1.emplace(classes, plan_hulk(c, jobs, classes)).first;
+    return it->second;
+  }
 };
 
 constexpr size_t kStarts = AnytimePlanner::kSearchStarts;  // plan_search's starts
@@ -500,7 +442,7 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
       // and a candidate as it is.
       {"Hulk",
        [&] {
-         st.hulk = plan_hulk(c, jobs, st.regions.empty() ? heuristic_classes(c, jobs) : st.regions);
+         st.hulk = st.plan_hulk_once(c, jobs, st.regions.empty() ? heuristic_classes(c, jobs) : st.regions);
          st.have_hulk = true;
          std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
          return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
@@ -779,6 +721,12 @@ struct AnytimePlanner::State {
   State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
       : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
   bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
+  // The candidate sources (after the first) share this part of the budget; the rest is kept
+  // for the refinement, whose descent on the last job gains more per second on measured
+  // networks than a further start does.
+  static constexpr double kSourceShare = 0.6;
+  double sources_limit_s() const { return kSourceShare * opts.time_limit_s; }
+  bool sources_out_of_time() const { return seconds_since(t0) >= sources_limit_s(); }
   // One of Hulk's own starts: a candidate, and the walk's start if it is the best so far.
   void add_start(const std::string& name, std::vector<int64_t> a, const Score& score) {
     candidates.push_back({name, plan_from_assignment(c, jobs, a, "hulk")});
@@ -799,7 +747,7 @@ AnytimePlanner::~AnytimePlanner() = default;
 double AnytimePlanner::elapsed_s() const { return seconds_since(s_->t0); }
 
 bool AnytimePlanner::time_for_another_step() const {
-  return !s_->started || seconds_since(s_->t0) + s_->longest < s_->opts.time_limit_s;
+  return !s_->started || seconds_since(s_->t0) + s_->longest < s_->sources_limit_s();
 }
 
 void AnytimePlanner::record_step(double seconds) {
@@ -813,7 +761,9 @@ bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->s
 void AnytimePlanner::add_search_starts(size_t from, size_t to) {
   State& s = *s_;
   s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
-  run_starts(s.c, s.jobs, s.ev, s.opts, s.t0, s.st, from, to);
+  SearchOptions o = s.opts;
+  o.time_limit_s = s.sources_limit_s();
+  run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, from, to);
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
 }
@@ -822,13 +772,16 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
   State& s = *s_;
   const auto ts = Clock::now();
   check_assignment(s.c, s.jobs, classes, "classes");
-  Growth g = grow_bottleneck(s.c, s.jobs, classes, grow_rounds);
+  const auto known = s.st.algorithm1.find(classes);
+  Growth g = grow_bottleneck(s.c, s.jobs, classes, grow_rounds, default_growth_steps(),
+                             [&] { return s.sources_out_of_time(); }, known == s.st.algorithm1.end() ? nullptr : &known->second);
+  s.st.algorithm1.emplace(classes, g.start);
   g.plan.planner = "hulk";
   s.candidates.push_back({source + " (Algorithm 1" + std::string(grow_rounds > 0 ? ", growth" : "") + ")", g.plan});
   std::vector<int64_t> a = disjoint_assignment(s.c, g.plan);
   if (!a.empty()) {  // as a start: idle machines to the bottleneck jobs as Search grows its starts (any region)
     std::vector<int64_t> b = a;
-    const auto out_of_time = [&] { return s.out_of_time(); };
+    const auto out_of_time = [&] { return s.sources_out_of_time(); };
     grow_groups(s.c, s.jobs, s.ev, a, out_of_time, latency_distance(s.c));
     grow_fastest_in_regions(s.c, s.jobs, s.ev, b, out_of_time);
     Score sa = s.ev.score(a);
@@ -846,7 +799,7 @@ void AnytimePlanner::add_send_time_start() {
   // networks latency says little about bandwidth, and a large model's pipeline is bound by it.
   State& s = *s_;
   const auto ts = Clock::now();
-  const auto out_of_time = [&] { return s.out_of_time(); };
+  const auto out_of_time = [&] { return s.sources_out_of_time(); };
   std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs));
   const Score sa = s.ev.score(a);
   s.add_start("the closest machines by send time (Search's greedy start, bandwidth-aware)", std::move(a), sa);
@@ -883,14 +836,30 @@ Plan AnytimePlanner::finish() {
   // check.
   Walk walk;
   IdleCheck idle;
+  Descent descent;
+  const auto out_of_time = [&] { return s.out_of_time(); };
   if (!s.st.best.empty()) {
+    // The descent on the last job first (it gets there in a few hundred layouts where the
+    // walk's uniform draws rarely touch that job), from both walks' starts.
+    for (auto* start : {&s.st.best, &s.st.hulk_start}) {
+      if (start->empty()) continue;
+      const Descent d = descend_last_job(s.c, s.jobs, s.ev, *start, out_of_time);
+      descent.steps += d.steps;
+      descent.evaluations += d.evaluations;
+    }
+    s.st.score = s.ev.score(s.st.best);
+    if (!s.st.hulk_start.empty() && s.ev.score(s.st.hulk_start) < s.st.score) std::swap(s.st.best, s.st.hulk_start);
+    s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
     walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0);
   }
   Plan p = before;
   if (!walk.best.empty()) {
-    idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, [&] { return s.out_of_time(); });
+    idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
+    const Descent d = descend_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
+    descent.steps += d.steps;
+    descent.evaluations += d.evaluations;
     Plan q = plan_from_assignment(s.c, s.jobs, walk.best, "hulk");
     if (score_of(q) < score_of(p)) p = std::move(q);
   }
@@ -911,6 +880,7 @@ Plan AnytimePlanner::finish() {
   std::ostringstream ref;
   ref << "hulk: refinement (" << walk.moves << " local-search moves " << walked;
   if (idle.given > 0) ref << ", then " << idle.given << " idle machine(s) given to the job that finished last";
+  ref << "; " << descent.steps << " moves of the last job's machines, " << descent.evaluations << " layouts tried";
   ref << ", " << seconds_since(s.t0) << " s in all) ";
   if (p.makespan_s < before.makespan_s)
     ref << "shortened the makespan from " << hours(before.makespan_s) << " to " << hours(p.makespan_s) << " ("

@@ -227,35 +227,46 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
 
 def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: float, seed: int, moves: int,
                      model, classes, grow_rounds: int, time_limit_s: float):
-    """Hulk as an anytime planner (``_core.plan.AnytimePlanner``, csrc/plan/planners.h): the
-    candidate sources start the budget, in this order: Search's first two starts (each job on
-    the fewest machines; the greedy rule's groups grown as Search grows them), then the greedy
-    rule's groups, the GNN's proposal (the learned planner) and the region heuristic's groups
-    (or the one classification ``classes`` / ``model`` gives), each through Algorithm 1 and
-    growth and grown further as a start, then Search's six other starts, then Search's greedy
-    start with distances in send time instead of latency (on measured networks latency says
-    little about bandwidth). So Hulk has every start Search has when time allows, and its cheap
-    sources (milliseconds to 0.1 s at 3,000 machines) before Search's slower starts when it does
-    not. A source after the first runs only while the time left exceeds the longest one so far.
-    The rest of the budget goes to Search's local-search moves (``moves`` > 0 caps them): Search's
-    own walks when its best start is the best candidate, else a walk from Hulk's best candidate
-    and one from Search's best start; then the idle machines are offered to the job that
-    finishes last. Returns the core
-    plan; its notes say which source won and what refinement gained. Raises InputError naming
-    ``time_limit_s`` when the plan is infeasible and sources were left out for lack of time."""
+    """Hulk as an anytime planner (``_core.plan.AnytimePlanner``, csrc/plan/planners.h).
+
+    The candidate sources share the first 60% of the budget, in this order: Search's first two
+    starts (each job on the fewest machines; the greedy rule's groups grown as Search grows
+    them), the greedy rule's groups and the GNN's proposal (the learned planner), Search's six
+    other starts, the region heuristic's groups (Algorithm 1 on them is shared with Search's
+    "Hulk" start), then Search's greedy start with distances in send time instead of latency
+    (on measured networks latency says little about bandwidth). Hulk's classifications (or the
+    one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
+    as starts. A source after the first runs only while the time left in that share exceeds
+    the longest step so far. The rest of the budget refines the best start (``moves`` > 0 caps
+    the walk): a steepest descent on the machines of the job that finishes last (take one,
+    give one back, or swap), then Search's annealing walks, then the idle machines offered to
+    the last job and the descent again. Returns the core plan; its notes say which source won
+    and what refinement gained. Raises InputError naming ``time_limit_s`` when the plan is
+    infeasible and sources were left out for lack of time."""
     sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
     planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))
-    planner.add_search_starts(0, 2)  # Search's first two (the fewest machines; the greedy rule, grown)
-    for source, make in sources:
+
+    def add(source, make):
         if not planner.time_for_another_step():
             planner.skip(source)
-            continue
+            return
         t = time.perf_counter()
         c = make()
         planner.record_step(time.perf_counter() - t)
         if c is not None:
             planner.add_classification(source, list(c), int(grow_rounds))
-    planner.add_search_starts(2, planner.search_starts)  # and the rest of Search's starts
+
+    planner.add_search_starts(0, 2)  # Search's first two (the fewest machines; the greedy rule, grown)
+    for source, make in sources:
+        if source != _HEURISTIC_SOURCE:
+            add(source, make)
+    # The rest of Search's starts, then the region heuristic's groups: Search's "Hulk" start is
+    # Algorithm 1 on the same groups, computed once for both (tenths of a second when a job's
+    # group holds thousands of machines), and after the cheaper starts the skip rule knows more.
+    planner.add_search_starts(2, planner.search_starts)
+    for source, make in sources:
+        if source == _HEURISTIC_SOURCE:
+            add(source, make)
     if planner.time_for_another_step():  # Search's greedy start by send time, not latency
         planner.add_send_time_start()
     else:
@@ -273,13 +284,16 @@ def _budget_too_short(time_limit_s, what: str) -> InputError:
                       f"the time ran out and {what}; give more time")
 
 
+_HEURISTIC_SOURCE = "the region heuristic's groups"
+
+
 def _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes) -> list:
     """(name, callable giving a classification or None) for each of Hulk's candidate sources;
     ``model`` and ``classes`` are checked here, before any work."""
     if classes is not None:
         given = check_classes(classes, len(spec), len(job_specs))
         return [("the given classification", lambda: given)]
-    heuristic = ("the region heuristic's groups", lambda: _core.plan.heuristic_classes(core_cluster, core_jobs))
+    heuristic = (_HEURISTIC_SOURCE, lambda: _core.plan.heuristic_classes(core_cluster, core_jobs))
     if isinstance(model, str) and model == "heuristic":
         return [heuristic]
     if isinstance(model, str) and model != "greedy" or not (
