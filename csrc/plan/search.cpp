@@ -290,16 +290,14 @@ std::vector<int64_t> whole_model_assignment(const Cluster& c, const std::vector<
 
 // Simulated annealing on the makespan from `start`. The temperature follows the iteration
 // count (not the clock), so a fixed iteration budget gives the same walk for the same seed.
-// Every `period` moves the walk restarts from the best assignment seen, hot again; `polish`,
-// when given, first improves that best assignment (Hulk's descent on the last job).
-using Polish = std::function<void(std::vector<int64_t>&)>;
+// Every `period` moves the walk restarts from the best assignment seen, hot again.
 struct Walk {
   std::vector<int64_t> best;
   Score score;
   int64_t moves = 0;
 };
 Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t> cur,
-            const SearchOptions& opts, Clock::time_point t0, const Polish& polish = {}) {
+            const SearchOptions& opts, Clock::time_point t0) {
   const int64_t N = c.size();
   const int64_t J = static_cast<int64_t>(jobs.size());
   Score cur_s = ev.score(cur);
@@ -315,10 +313,6 @@ Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
       if (opts.max_iterations > 0 && it >= opts.max_iterations) break;
       if (seconds_since(t0) >= opts.time_limit_s) break;
       if (it > 0 && it % period == 0) {
-        if (polish) {
-          polish(best);
-          best_s = ev.score(best);
-        }
         cur = best;
         cur_s = best_s;
       }
@@ -465,16 +459,16 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
 // then from Hulk's (what Hulk's own refinement does), each with half of the time and moves
 // left; otherwise one from the best start. Names the walks' starts in st.name.
 Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, Starts& st,
-                      const SearchOptions& opts, Clock::time_point t0, const Polish& polish = {}) {
+                      const SearchOptions& opts, Clock::time_point t0) {
   Walk walk;
   if (!st.hulk_start.empty() && st.hulk_start != st.best) {
     SearchOptions half = opts;
     half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
     if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
-    walk = anneal(c, jobs, ev, st.best, half, t0, polish);
+    walk = anneal(c, jobs, ev, st.best, half, t0);
     SearchOptions rest = opts;
     if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
-    Walk second = anneal(c, jobs, ev, st.hulk_start, rest, t0, polish);
+    Walk second = anneal(c, jobs, ev, st.hulk_start, rest, t0);
     walk.moves += second.moves;
     if (second.score < walk.score) {
       walk.best = std::move(second.best);
@@ -484,7 +478,7 @@ Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Eval
   } else {
     st.name += " start";
   }
-  if (walk.best.empty()) walk = anneal(c, jobs, ev, st.best, opts, t0, polish);
+  if (walk.best.empty()) walk = anneal(c, jobs, ev, st.best, opts, t0);
   return walk;
 }
 
@@ -858,12 +852,7 @@ Plan AnytimePlanner::finish() {
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
-    // and the descent again at each of the walk's restarts from its best (every 1,000 moves)
-    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0, [&](std::vector<int64_t>& a) {
-      const Descent d = descend_last_job(s.c, s.jobs, s.ev, a, out_of_time);
-      descent.steps += d.steps;
-      descent.evaluations += d.evaluations;
-    });
+    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0);
   }
   Plan p = before;
   if (!walk.best.empty()) {
