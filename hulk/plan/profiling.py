@@ -90,12 +90,17 @@ def _time_pass(torch, device, block, x, grad) -> tuple:
 
 
 def measure(spec, micro_batches=(1, 2, 4), *, device: str = "cpu", dtype: str = "float32", warmup: int = 3,
-            repeats: int = 10, gpu: str | None = None, seed: int = 0, progress=print):
+            repeats: int = 10, gpu: str | None = None, seed: int = 0, threads: int | None = None, progress=print):
     """A :class:`hulk.plan.Profile` of ``spec`` (a :class:`hulk.plan.ModelSpec`) measured on
     ``device`` at each micro-batch size (module docstring). ``gpu`` is the GPU type the
     cluster's machines name (default: "cpu" on the CPU, the CUDA device's name on a GPU).
-    ``progress`` receives one line per step (None: silent)."""
+    ``threads``: PyTorch's intra-op threads for the measurement (None: as PyTorch chose; a
+    machine that trains with one thread per process is profiled with 1). ``progress`` receives
+    one line per step (None: silent)."""
     torch = torch_block.require_torch()
+    if threads is not None:
+        check_int(threads, "threads", 1)
+        torch.set_num_threads(threads)
     check_int(warmup, "warmup", 0)
     check_int(repeats, "repeats", 1)
     if dtype not in DTYPES:
