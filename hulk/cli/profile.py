@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("--gpu", help="the GPU type the cluster's machines name (default: 'cpu' on the CPU, the CUDA "
                                  "device's name on a GPU)")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed of the weights and inputs")
+    p.add_argument("--statistic", choices=["median", "mean"], default="median",
+                   help="figure written from the timed passes (default median; mean under a CPU quota)")
     p.add_argument("--threads", type=integer(1, 4096), help="PyTorch intra-op threads (default: PyTorch's choice); "
                                                            "give what the training processes use, e.g. 1")
     p.set_defaults(func=run)
@@ -41,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--out {args.out!r} is a directory; give a file name")
     spec = models.get(args.model, models.load_models(args.models) if args.models else None)
     prof = measure(spec, args.micro_batch, device=args.device, dtype=args.dtype, warmup=args.warmup,
-                   repeats=args.repeats, gpu=args.gpu, seed=args.seed, threads=args.threads, progress=lambda line: print(line, flush=True))
+                   repeats=args.repeats, gpu=args.gpu, seed=args.seed, threads=args.threads,
+                   statistic=args.statistic, progress=lambda line: print(line, flush=True))
     prof.save(args.out)
     print(f"profile of {spec.name} on {prof.device} written to {args.out}")
     return 0
