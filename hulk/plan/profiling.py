@@ -93,11 +93,12 @@ def _time_pass(torch, device, block, x, grad) -> tuple:
 
 def measure(spec, micro_batches=(1, 2, 4), *, device: str = "cpu", dtype: str = "float32", warmup: int = 3,
             repeats: int = 10, gpu: str | None = None, seed: int = 0, threads: int | None = None,
-            statistic: str = "median", progress=print):
+            statistic: str = "median", heads: int | None = None, progress=print):
     """A :class:`hulk.plan.Profile` of ``spec`` (a :class:`hulk.plan.ModelSpec`) measured on
     ``device`` at each micro-batch size (module docstring). ``gpu`` is the GPU type the
     cluster's machines name (default: "cpu" on the CPU, the CUDA device's name on a GPU).
-    ``statistic``: "median" or "mean" of the timed passes. ``threads``: PyTorch's intra-op threads
+    ``statistic``: "median" or "mean" of the timed passes. ``heads``: the block's attention heads
+    (default hidden / 64; a Hugging Face config states its own). ``threads``: PyTorch's intra-op threads
     for the measurement (None: as PyTorch chose; a machine that trains with one thread per
     process is profiled with 1). ``progress`` receives
     one line per step (None: silent)."""
@@ -126,7 +127,7 @@ def measure(spec, micro_batches=(1, 2, 4), *, device: str = "cpu", dtype: str = 
     name = device_name(dev)
     torch_dtype = getattr(torch, dtype)
     torch.manual_seed(seed)
-    block = torch_block.make_block(spec, seed=seed, dtype=torch_dtype, device=dev)
+    block = torch_block.make_block(spec, seed=seed, dtype=torch_dtype, device=dev, heads=heads)
     n_params = sum(p.numel() for p in block.parameters())
     say(f"profiling {spec.name}: one block of hidden {spec.hidden}, {block.heads} heads, seq {spec.seq_len} "
         f"({n_params:,} parameters) on {name}, {dtype}; {warmup} warm-up + {repeats} timed passes per size")
