@@ -29,7 +29,8 @@ Each run, with no input fitted to the runs it predicts:
 3. plans the model on the cluster description (machines ``"gpu": "cpu"``, cluster_spec rule e;
    links at the declared tbf rates and ``--latency-ms``) with the profile
    (``plan(..., profile=...)``), with Systems A (data parallel), B (GPipe over all machines),
-   Search and Hulk, keeping distinct layouts; and again on the cluster with the
+   Search and Hulk, and Hulk's Algorithm 1 on half and on three of the machines (classes
+   given), keeping distinct layouts; and again on the cluster with the
    measured link figures (second prediction, same layouts where the planner picks the same);
 4. exports each plan (``Plan.export``) and runs it with ``python -m hulk.launch`` in the
    namespaces and cgroups for ``--iterations`` measured iterations after ``--warmup``;
@@ -71,6 +72,16 @@ BRIDGE = "hulkxbr"
 SUBNET = "10.77.0.{}"    # machine k has 10.77.0.(k + 1)
 MARK_BEGIN, MARK_END = "<!-- bench_execution:begin -->", "<!-- bench_execution:end -->"
 PLANNERS = ("a", "b", "search", "hulk")
+
+
+def fixed_subsets(n):
+    """Extra layouts on part of the cluster: Hulk's Algorithm 1 on a given classification
+    (machines with job 0 take part; no refinement, no growth), so the table also holds
+    pipelines over 2 and 3 machines. ``(title, plan keyword arguments)``."""
+    half = [0] * (n // 2) + [-1] * (n - n // 2)
+    three = [0] * 3 + [-1] * (n - 3)
+    return [(f"Hulk on machines {', '.join(str(i) for i, c in enumerate(cls) if c == 0)} (given)",
+             dict(classes=cls, refine_iterations=0, grow_rounds=0)) for cls in (half, three)]
 
 
 def sh(*cmd, check=True):
@@ -359,26 +370,29 @@ def main(argv=None):
             measured = cluster(n, tflops, links["intra"]["bits_per_s"] / 1e9, links["inter"]["bits_per_s"] / 1e9,
                                links["intra"]["one_way_s"] * 1e3, links["inter"]["one_way_s"] * 1e3)
             seen = set()
-            for name in PLANNERS:
-                pl = plan(declared, [model], name, max_iterations=500, profile=prof)
+            runs = [(None, name, dict(max_iterations=500)) for name in PLANNERS]
+            runs += [(title, "hulk", kw) for title, kw in fixed_subsets(n)]
+            for title, name, kw in runs:
+                pl = plan(declared, [model], name, profile=prof, **kw)
                 job = pl.jobs[0]
                 if not job["feasible"]:
                     print(f"{name}: infeasible ({job['reason']}); skipped")
                     continue
                 if layout_key(job) in seen:
-                    print(f"{pl.title}: the same layout as an earlier plan; skipped")
+                    print(f"{title or pl.title}: the same layout as an earlier plan; skipped")
                     continue
                 seen.add(layout_key(job))
-                again = plan(measured, [model], name, max_iterations=500, profile=prof).jobs[0]
-                pl.export(Path(tmp) / name)
-                res = run_bundle(Path(tmp) / name / "bench-lm" / "job.json", args, limits, Path(tmp) / name)
-                rows.append(dict(planner=pl.title, layout=layout(job), predicted=job["iteration_s"],
+                again = plan(measured, [model], name, profile=prof, **kw).jobs[0]
+                where = Path(tmp) / f"plan{len(rows)}"
+                pl.export(where)
+                res = run_bundle(where / "bench-lm" / "job.json", args, limits, where)
+                rows.append(dict(planner=title or pl.title, layout=layout(job), predicted=job["iteration_s"],
                                  predicted_comm=job["comm_s"],
                                  predicted_measured_links=again["iteration_s"] if layout_key(again) == layout_key(job)
                                  else None,
                                  measured=res["mean_iteration_s"], median=res["median_iteration_s"],
                                  stdev=statistics.pstdev(res["iteration_s"])))
-                print(f"{pl.title}: {rows[-1]}", flush=True)
+                print(f"{rows[-1]['planner']}: {rows[-1]}", flush=True)
             throttle = limits.throttled()
     finally:
         remove_network(n)

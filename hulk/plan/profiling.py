@@ -6,7 +6,9 @@ are alike, so one block is measured and its figures are written for every layer.
 
 For each micro-batch size b (sequences), on random inputs ``[b, seq_len, hidden]``:
 
-* ``warmup`` untimed forward + backward passes, then ``repeats`` timed ones; the forward time is
+* ``warmup`` untimed forward + backward passes, then ``repeats`` timed ones, the sizes' timed
+  passes interleaved (one pass of each size in turn, so a drift in the machine's speed touches
+  every size alike); the forward time is
   from the call to the output, the backward time from ``y.backward(grad)`` to the gradients, the
   device synchronised before each clock reading (CUDA); the figure written is the median (or the
   mean with ``statistic="mean"``: the long-run rate, the right figure when the process runs
@@ -131,16 +133,23 @@ def measure(spec, micro_batches=(1, 2, 4), *, device: str = "cpu", dtype: str = 
     n_params = sum(p.numel() for p in block.parameters())
     say(f"profiling {spec.name}: one block of hidden {spec.hidden}, {block.heads} heads, seq {spec.seq_len} "
         f"({n_params:,} parameters) on {name}, {dtype}; {warmup} warm-up + {repeats} timed passes per size")
-    entries = []
-    for k, b in enumerate(sorted(sizes)):
+    inputs = {}
+    for b in sorted(sizes):
         x = torch.randn(b, spec.seq_len, spec.hidden, device=dev, dtype=torch_dtype, requires_grad=True)
         grad = torch.randn(b, spec.seq_len, spec.hidden, device=dev, dtype=torch_dtype)
-        act = _saved_bytes(torch, block, x, grad)
+        inputs[b] = (x, grad, _saved_bytes(torch, block, x, grad))
         for _ in range(warmup):
             _time_pass(torch, device=dev, block=block, x=x, grad=grad)
-        times = [_time_pass(torch, dev, block, x, grad) for _ in range(repeats)]
-        fwd = reduce([t[0] for t in times])
-        bwd = reduce([t[1] for t in times])
+    # The timed passes of the sizes are interleaved (b1, b2, ..., b1, b2, ...), so a slow change in
+    # the machine's speed (other work on it, clock changes) touches every size alike.
+    times = {b: [] for b in inputs}
+    for _ in range(repeats):
+        for b, (x, grad, _) in inputs.items():
+            times[b].append(_time_pass(torch, dev, block, x, grad))
+    entries = []
+    for k, (b, (_, _, act)) in enumerate(inputs.items()):
+        fwd = reduce([t[0] for t in times[b]])
+        bwd = reduce([t[1] for t in times[b]])
         say(f"  micro-batch {b} ({k + 1}/{len(sizes)}): forward {fwd * 1e3:.3f} ms, backward {bwd * 1e3:.3f} ms, "
             f"activations {act / 1e6:.2f} MB per layer")
         entries.append({"micro_batch": b, "tensor_parallel": 1, "forward_s": [fwd] * spec.layers,

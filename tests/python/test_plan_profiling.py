@@ -102,3 +102,17 @@ def test_mean_statistic_and_threads(monkeypatch):
         profiling.measure(tiny(), (1,), statistic="max", progress=None)
     with pytest.raises(InputError, match="threads"):
         profiling.measure(tiny(), (1,), threads=0, progress=None)
+
+
+def test_timed_passes_of_the_sizes_are_interleaved(monkeypatch):
+    """Warm-up per size, then one timed pass of each size in turn (a drift touches every size alike)."""
+    order = []
+    real = profiling._time_pass
+
+    def recorded(torch_, device=None, block=None, x=None, grad=None):
+        order.append(x.shape[0])
+        return real(torch_, device, block, x, grad)
+
+    monkeypatch.setattr(profiling, "_time_pass", recorded)
+    profiling.measure(tiny(), (3, 1), warmup=1, repeats=2, progress=None)
+    assert order == [1, 3, 1, 3, 1, 3]
