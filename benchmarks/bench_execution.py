@@ -325,7 +325,7 @@ def parse(argv):
                    help="CPU quota of each machine in cores (default 0.9 x cores / processes)")
     p.add_argument("--period-ms", type=float, default=5.0, help="CFS quota period (default 5 ms)")
     p.add_argument("--profile-warmup", type=int, default=3)
-    p.add_argument("--profile-repeats", type=int, default=20)
+    p.add_argument("--profile-repeats", type=int, default=60)
     p.add_argument("--probe-mb", type=float, default=8.0, help=argparse.SUPPRESS)  # set per link by measure_link
     p.add_argument("--timeout", type=int, default=1800)
     p.add_argument("--results", default=str(ROOT / "benchmarks" / "RESULTS.md"))

@@ -71,5 +71,8 @@ def test_cli_profile_from_a_config_file(tmp_path, capsys):
     assert "hidden 96, 2 heads, seq 12" in text
     p = profiles.load_profile(out)
     assert (p.model, p.layers, p.hidden, p.seq_len) == ("tiny-gpt2", 3, 96, 12)
-    with pytest.raises(InputError, match="--seq-len applies only with --hf-config"):
-        main(["profile", "--model", "gpt2-xl", "--seq-len", "8", "--out", str(tmp_path / "q.json")])
+    assert main(["profile", "--model", "gpt2-xl", "--seq-len", "8", "--out", str(tmp_path / "q.json")]) != 0
+    assert "--seq-len applies only with --hf-config" in capsys.readouterr().err
+    assert main(["profile", "--out", str(tmp_path / "q.json")]) != 0
+    assert "give --model (a catalogue or --models name) or --hf-config" in capsys.readouterr().err
+    assert not (tmp_path / "q.json").exists()
