@@ -199,29 +199,25 @@ def probe_link(args):
     dist.init_process_group("gloo")
     rank, peer = dist.get_rank(), 1 - dist.get_rank()
     tiny = torch.zeros(1)
-    rtt = []
-    for _ in range(40):
+
+    def exchange(payload):
+        """Rank 0 sends ``payload``, rank 1 answers with ``tiny``: seconds for the round."""
         t0 = time.perf_counter()
         if rank == 0:
-            dist.send(tiny, peer)
+            dist.send(payload, peer)
             dist.recv(tiny, peer)
         else:
-            dist.recv(tiny, peer)
+            dist.recv(payload, peer)
             dist.send(tiny, peer)
-        rtt.append(time.perf_counter() - t0)
+        return time.perf_counter() - t0
+
+    rtt = [exchange(tiny) for _ in range(40)]
     one_way = statistics.median(rtt[5:]) / 2
     big = torch.zeros(int(args.probe_mb * 1e6) // 2, dtype=torch.bfloat16)
     rates = []
     for _ in range(3):
         dist.barrier()
-        t0 = time.perf_counter()
-        if rank == 0:
-            dist.send(big, peer)
-            dist.recv(tiny, peer)
-        else:
-            dist.recv(big, peer)
-            dist.send(tiny, peer)
-        elapsed = time.perf_counter() - t0
+        elapsed = exchange(big)
         rates.append(big.numel() * 2 * 8 / max(elapsed - 2 * one_way, 1e-9))
     if rank == 0:
         Path(args.probe_link).write_text(json.dumps(dict(one_way_s=one_way, bits_per_s=statistics.median(rates),
@@ -329,7 +325,7 @@ def parse(argv):
     p.add_argument("--probe-mb", type=float, default=8.0, help=argparse.SUPPRESS)  # set per link by measure_link
     p.add_argument("--timeout", type=int, default=1800)
     p.add_argument("--results", default=str(ROOT / "benchmarks" / "RESULTS.md"))
-    p.add_argument("--no-write", action="store_true", help="print only")
+    p.add_argument("--no-write", action="store_true", help="print only (RESULTS.md and the saved profile untouched)")
     p.add_argument("--measure-profile", help=argparse.SUPPRESS)  # internal: the profiling subprocess
     p.add_argument("--probe-link", help=argparse.SUPPRESS)       # internal: a link-probe rank
     return p.parse_args(argv)
@@ -355,8 +351,8 @@ def main(argv=None):
     try:
         with tempfile.TemporaryDirectory() as tmp:
             prof = profile_in_cgroup(args, limits, Path(tmp) / "profile.json")
-            Path(ROOT / "benchmarks" / "bench_execution.profile.json").write_text(
-                json.dumps(prof.to_dict(), indent=1) + "\n")
+            if not args.no_write:
+                prof.save(ROOT / "benchmarks" / "bench_execution.profile.json")
             make_network(n, args.intra_mbit, args.inter_mbit)
             links["intra"] = measure_link(args, limits, 0, 1, Path(tmp) / "intra.json", args.intra_mbit)
             links["inter"] = measure_link(args, limits, 0, n - 1, Path(tmp) / "inter.json", args.inter_mbit)
