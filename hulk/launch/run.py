@@ -6,7 +6,8 @@ the transformer blocks of its layer range (:mod:`hulk.plan.torch_block`, the blo
 ``hulk profile`` measures; block ``i`` is seeded the same in every layout), driven by
 ``torch.distributed.pipelining``'s ``ScheduleGPipe`` with the plan's micro-batches over a
 process group per pipeline. After the backward pass the gradients of each stage are averaged
-(all-reduce, then / replicas) among the ranks that hold it, then every rank takes an Adam step.
+(one all-reduce of a flat buffer of them all, then / replicas) among the ranks that hold it,
+then every rank takes an Adam step.
 
 With the bundle's ``model.recompute`` each stage runs under ``torch.utils.checkpoint``
 (GPipe's re-materialisation, as the plan costs it). Data: random, seeded. Iteration ``t``'s global batch is ``replicas * micro_batches *
@@ -152,9 +153,7 @@ def train_distributed(doc, path, shape: Shape, *, iterations: int, warmup: int, 
             else:
                 schedule.step()
             if D > 1:  # gradients of the stage averaged over its replicas
-                for p in module.parameters():
-                    dist.all_reduce(p.grad, group=replica_groups[s])
-                    p.grad.div_(D)
+                _average_gradients(module, replica_groups[s], D, torch, dist)
             optimizer.step()
             if dev.type == "cuda":
                 torch.cuda.synchronize(dev)
@@ -167,6 +166,20 @@ def train_distributed(doc, path, shape: Shape, *, iterations: int, warmup: int, 
                        replica_groups[S - 1], torch, dist, log)
     finally:
         dist.destroy_process_group()
+
+
+def _average_gradients(module, group, replicas: int, torch, dist) -> None:
+    """The stage's gradients summed over its replicas and divided by their count: one all-reduce
+    of all of them in one flat buffer (as DDP buckets them), so the stage pays one ring's
+    2 (n - 1) latency steps, what the cost model charges (csrc/plan/cost.h), not one per tensor."""
+    grads = [p.grad for p in module.parameters()]
+    flat = torch.cat([g.reshape(-1) for g in grads])  # [sum of the parameters' sizes]
+    dist.all_reduce(flat, group=group)
+    flat.div_(replicas)
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset:offset + g.numel()].view_as(g))
+        offset += g.numel()
 
 
 def _gather(doc, shape, rank, S, times, losses, iterations, warmup, seed, lr, dev, dtype_name, last_group,

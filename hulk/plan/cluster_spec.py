@@ -39,6 +39,12 @@ d. **Missing links.** A pair without a link cannot talk directly (the paper: net
    With ``missing_links="route"`` (default) the C++ cost model relays such a pair along the
    path of least total latency (bandwidth = the narrowest link on it); with ``"forbid"`` any
    plan that needs the pair is infeasible.
+e. **CPU machines.** ``"gpu": "cpu"`` (any case) declares a machine that computes on its CPU,
+   e.g. one process of ``benchmarks/bench_execution.py`` or a CPU-only ``hulk.launch`` run. It has
+   no entry in ``hulk/data/gpus.json`` (a CPU has no catalogue peak), so ``tflops`` is required
+   (measure it, e.g. with ``hulk profile``), ``capability`` must be absent, and ``gpus`` defaults
+   to 1 (one device). A ``hulk-profile/1`` profile with ``"gpu": "cpu"`` (what ``hulk profile
+   --device cpu`` writes) applies to these machines.
 
 Validation
 ----------
@@ -108,6 +114,7 @@ __all__ = [
     "BW_FIT_K",
     "BW_MAX_GBPS",
     "BW_MIN_GBPS",
+    "CPU_DEVICE",
     "CAPABILITY_TO_GPU",
     "DEFAULT_UTILISATION",
     "SCHEMA_VERSION",
@@ -117,6 +124,7 @@ __all__ = [
     "from_networkx",
     "from_paper_files",
     "gpu_info",
+    "is_cpu_device",
     "gpu_table",
     "hulk47_spec",
 ]
@@ -182,6 +190,14 @@ def _gpu_lookup():
         for n in [g["name"], *g.get("aliases", [])]:
             lookup[_norm(n)] = g["name"]
     return lookup
+
+
+CPU_DEVICE = "cpu"  # rule e: the ``gpu`` of a machine that computes on its CPU
+
+
+def is_cpu_device(name) -> bool:
+    """True when a machine's ``gpu`` names a CPU machine (rule e): "cpu", any case."""
+    return isinstance(name, str) and _norm(name) == CPU_DEVICE
 
 
 def gpu_info(name: str) -> dict:
@@ -265,7 +281,13 @@ def check_printable(text: str, where: str) -> None:
 
 def _rule_a(gpu, cap, gpus, mem: float, where: str, i: int, notes: _Notes) -> tuple:
     """Rule a for one machine: ``(GPU table entry, capability, GPU count)`` from its ``gpu`` name
-    and/or ``capability`` (and ``gpus``, derived from memory when absent)."""
+    and/or ``capability`` (and ``gpus``, derived from memory when absent). A CPU machine
+    (rule e) gets ``({"name": "cpu"}, None, gpus or 1)``."""
+    if is_cpu_device(gpu):
+        if cap is not None:
+            raise InputError(f"{where}: capability {_g(cap)} is given, but gpu is {gpu!r} (a CPU machine, rule e); "
+                             f"a CUDA compute capability applies only to GPUs")
+        return {"name": CPU_DEVICE}, None, 1.0 if gpus is None else gpus
     if gpu is not None:
         try:
             info = gpu_info(gpu)
@@ -333,6 +355,9 @@ def _resolve_machine(raw: dict, i: int, utilisation: float, notes: _Notes) -> di
     gpus = float(gpus)
 
     tflops = raw.get("tflops")
+    if tflops is None and info["name"] == CPU_DEVICE:
+        raise InputError(f"{where}: tflops is required for a CPU machine (gpu {gpu!r}, rule e): a CPU has no "
+                         f"peak in hulk/data/gpus.json to derive it from; measure it (hulk profile)")
     if tflops is None:
         tflops = gpus * info["training_peak_tflops"] * utilisation
         basis = ("peak dense fp16 tensor" if info["training_peak_basis"] == "fp16_tensor_tflops_dense"
@@ -483,7 +508,7 @@ class ClusterSpec(Cluster):
                     check_plausible(key, v, where)
             if "address" in m:
                 check_address(m["address"], where)
-            if m["gpu"] is not None:
+            if m["gpu"] is not None and not is_cpu_device(m["gpu"]):
                 try:
                     gpu_info(m["gpu"])
                 except ValueError as e:

@@ -14,7 +14,8 @@ JSON, version ``"hulk-profile/1"``
       "version": "hulk-profile/1",          # required, exactly this string
       "model": "gpt2-xl",                   # required: the job (catalogue or ModelSpec name) measured
       "gpu": "GeForce RTX 3090",            # required: the GPU type, as the cluster's machines name it
-                                            #   (a name or alias of hulk/data/gpus.json, or e.g. "cpu")
+                                            #   (a name or alias of hulk/data/gpus.json, or "cpu":
+                                            #   CPU machines, rule e of hulk.plan.cluster_spec)
       "device": "NVIDIA GeForce RTX 3090",  # required: what the profiler ran on (torch's device name)
       "layers": 48,                         # required: the model's layer count; every list has this length
       "hidden": 1600, "seq_len": 1024,      # optional: checked against the model when present
@@ -283,7 +284,9 @@ COMPUTE_MODELS = ("flop", "flop-curve")
 
 def _gpu_name(name: str) -> str:
     """The canonical name of a GPU type of hulk/data/gpus.json, else the name as given."""
-    from .cluster_spec import gpu_info  # (cluster_spec imports networkx; only needed here)
+    from .cluster_spec import CPU_DEVICE, gpu_info, is_cpu_device  # (imports networkx; only needed here)
+    if is_cpu_device(name):
+        return CPU_DEVICE  # a CPU machine (cluster_spec rule e)
     try:
         return gpu_info(name)["name"]
     except InputError:

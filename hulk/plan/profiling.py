@@ -6,9 +6,13 @@ are alike, so one block is measured and its figures are written for every layer.
 
 For each micro-batch size b (sequences), on random inputs ``[b, seq_len, hidden]``:
 
-* ``warmup`` untimed forward + backward passes, then ``repeats`` timed ones; the forward time is
+* ``warmup`` untimed forward + backward passes, then ``repeats`` timed ones, the sizes' timed
+  passes interleaved (one pass of each size in turn, so a drift in the machine's speed touches
+  every size alike); the forward time is
   from the call to the output, the backward time from ``y.backward(grad)`` to the gradients, the
-  device synchronised before each clock reading (CUDA); the figure written is the median;
+  device synchronised before each clock reading (CUDA); the figure written is the median (or the
+  mean with ``statistic="mean"``: the long-run rate, the right figure when the process runs
+  under a CPU quota, whose passes alternate between full speed and throttled);
 * activation bytes: the bytes of the distinct tensors autograd saves for the backward pass
   (``torch.autograd.graph.saved_tensors_hooks``), the block's parameters excluded;
 * the optimiser step: ``torch.optim.Adam`` over the block's parameters, timed the same way,
@@ -90,14 +94,25 @@ def _time_pass(torch, device, block, x, grad) -> tuple:
 
 
 def measure(spec, micro_batches=(1, 2, 4), *, device: str = "cpu", dtype: str = "float32", warmup: int = 3,
-            repeats: int = 10, gpu: str | None = None, seed: int = 0, progress=print):
+            repeats: int = 10, gpu: str | None = None, seed: int = 0, threads: int | None = None,
+            statistic: str = "median", heads: int | None = None, progress=print):
     """A :class:`hulk.plan.Profile` of ``spec`` (a :class:`hulk.plan.ModelSpec`) measured on
     ``device`` at each micro-batch size (module docstring). ``gpu`` is the GPU type the
     cluster's machines name (default: "cpu" on the CPU, the CUDA device's name on a GPU).
-    ``progress`` receives one line per step (None: silent)."""
+    ``statistic``: "median" or "mean" of the timed passes. ``heads``: the block's attention heads
+    (default hidden / 64; a Hugging Face config states its own). ``threads``: PyTorch's intra-op threads
+    for the measurement (None: as PyTorch chose; a machine that trains with one thread per
+    process is profiled with 1). ``progress`` receives
+    one line per step (None: silent)."""
     torch = torch_block.require_torch()
+    if threads is not None:
+        check_int(threads, "threads", 1)
+        torch.set_num_threads(threads)
     check_int(warmup, "warmup", 0)
     check_int(repeats, "repeats", 1)
+    if statistic not in ("median", "mean"):
+        raise InputError(f"statistic must be 'median' or 'mean', got {statistic!r}")
+    reduce = statistics.median if statistic == "median" else statistics.mean
     if dtype not in DTYPES:
         raise InputError(f"dtype must be one of {DTYPES}, got {dtype!r}")
     sizes = list(micro_batches)
@@ -114,37 +129,44 @@ def measure(spec, micro_batches=(1, 2, 4), *, device: str = "cpu", dtype: str = 
     name = device_name(dev)
     torch_dtype = getattr(torch, dtype)
     torch.manual_seed(seed)
-    block = torch_block.make_block(spec, seed=seed, dtype=torch_dtype, device=dev)
+    block = torch_block.make_block(spec, seed=seed, dtype=torch_dtype, device=dev, heads=heads)
     n_params = sum(p.numel() for p in block.parameters())
     say(f"profiling {spec.name}: one block of hidden {spec.hidden}, {block.heads} heads, seq {spec.seq_len} "
         f"({n_params:,} parameters) on {name}, {dtype}; {warmup} warm-up + {repeats} timed passes per size")
-    entries = []
-    for k, b in enumerate(sorted(sizes)):
+    inputs = {}
+    for b in sorted(sizes):
         x = torch.randn(b, spec.seq_len, spec.hidden, device=dev, dtype=torch_dtype, requires_grad=True)
         grad = torch.randn(b, spec.seq_len, spec.hidden, device=dev, dtype=torch_dtype)
-        act = _saved_bytes(torch, block, x, grad)
+        inputs[b] = (x, grad, _saved_bytes(torch, block, x, grad))
         for _ in range(warmup):
             _time_pass(torch, device=dev, block=block, x=x, grad=grad)
-        times = [_time_pass(torch, dev, block, x, grad) for _ in range(repeats)]
-        fwd = statistics.median(t[0] for t in times)
-        bwd = statistics.median(t[1] for t in times)
+    # The timed passes of the sizes are interleaved (b1, b2, ..., b1, b2, ...), so a slow change in
+    # the machine's speed (other work on it, clock changes) touches every size alike.
+    times = {b: [] for b in inputs}
+    for _ in range(repeats):
+        for b, (x, grad, _) in inputs.items():
+            times[b].append(_time_pass(torch, dev, block, x, grad))
+    entries = []
+    for k, (b, (_, _, act)) in enumerate(inputs.items()):
+        fwd = reduce([t[0] for t in times[b]])
+        bwd = reduce([t[1] for t in times[b]])
         say(f"  micro-batch {b} ({k + 1}/{len(sizes)}): forward {fwd * 1e3:.3f} ms, backward {bwd * 1e3:.3f} ms, "
             f"activations {act / 1e6:.2f} MB per layer")
         entries.append({"micro_batch": b, "tensor_parallel": 1, "forward_s": [fwd] * spec.layers,
                         "backward_s": [bwd] * spec.layers, "activation_bytes": [act] * spec.layers})
-    opt_s = _optimizer_seconds(torch, dev, block, warmup, repeats)
+    opt_s = _optimizer_seconds(torch, dev, block, warmup, repeats, reduce)
     say(f"  optimiser (Adam): {opt_s * 1e12 / n_params:.3f} ps per parameter")
     doc = {"version": PROFILE_SCHEMA_VERSION, "model": spec.name, "gpu": gpu or ("cpu" if dev.type == "cpu" else name),
            "device": name, "layers": spec.layers, "hidden": spec.hidden, "seq_len": spec.seq_len, "dtype": dtype,
            "optimizer_s_per_param": opt_s / n_params,
-           "measurement": {"warmup": warmup, "repeats": repeats, "statistic": "median",
+           "measurement": {"warmup": warmup, "repeats": repeats, "statistic": statistic,
                            "tool": f"hulk profile, torch {torch.__version__}"},
            "entries": entries}
     return from_doc(doc, "<measured>")
 
 
-def _optimizer_seconds(torch, dev, block, warmup, repeats) -> float:
-    """Median seconds of one Adam step over the block's parameters (gradients set at random)."""
+def _optimizer_seconds(torch, dev, block, warmup, repeats, reduce=statistics.median) -> float:
+    """Seconds (``reduce`` of the timed steps) of one Adam step over the block's parameters (gradients set at random)."""
     for p in block.parameters():
         p.grad = torch.randn_like(p)
     opt = torch.optim.Adam(block.parameters(), lr=1e-4)
@@ -158,4 +180,4 @@ def _optimizer_seconds(torch, dev, block, warmup, repeats) -> float:
         _sync(torch, dev)
         out.append(time.perf_counter() - t0)
     block.zero_grad(set_to_none=True)
-    return statistics.median(out)
+    return reduce(out)

@@ -89,13 +89,14 @@ def TransformerBlock(hidden: int, heads: int | None = None):  # noqa: N802 - rea
     return _CLASS(int(hidden), heads)
 
 
-def make_block(spec, *, seed: int = 0, dtype=None, device=None):
-    """One block sized from a :class:`hulk.plan.ModelSpec` (its ``hidden``; ``heads`` if the spec
-    has them, else hidden / 64), initialised from ``seed``."""
-    return make_blocks(spec, 1, seed=seed, dtype=dtype, device=device)[0]
+def make_block(spec, *, seed: int = 0, dtype=None, device=None, heads: int | None = None):
+    """One block sized from a :class:`hulk.plan.ModelSpec` (its ``hidden``; ``heads`` when given,
+    else the spec's if it has them, else hidden / 64), initialised from ``seed``."""
+    return make_blocks(spec, 1, seed=seed, dtype=dtype, device=device, heads=heads)[0]
 
 
-def make_blocks(spec, count: int, *, first: int = 0, seed: int = 0, dtype=None, device=None) -> list:
+def make_blocks(spec, count: int, *, first: int = 0, seed: int = 0, dtype=None, device=None,
+                heads: int | None = None) -> list:
     """Blocks ``first .. first + count - 1`` of ``spec``: block ``i`` is initialised from
     ``(seed * 1_000_003 + i) mod 2^63``, so a pipeline stage that builds layers [a, b) gets the same weights
     as a single process building all layers."""
@@ -106,7 +107,7 @@ def make_blocks(spec, count: int, *, first: int = 0, seed: int = 0, dtype=None, 
     for i in range(first, first + count):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed((seed * 1_000_003 + i) % 2**63)
-            block = TransformerBlock(spec.hidden, getattr(spec, "heads", None))
+            block = TransformerBlock(spec.hidden, heads if heads is not None else getattr(spec, "heads", None))
         out.append(block.to(device=device, dtype=dtype))
     return out
 

@@ -224,3 +224,42 @@ def test_cli_plan_with_profiles(tmp_path, capsys):
     other.write_text(json.dumps(doc(gpu="A100")))
     assert main(argv[:-1] + ["--profile", str(other)]) == 2
     assert f"{other}: gpu: is 'A100', which no machine of the cluster has" in capsys.readouterr().err
+
+
+def test_cpu_machines_take_a_cpu_profile_by_hand():
+    """Rule e of cluster_spec: machines with gpu "cpu" (any case) match a profile with gpu "cpu"
+    (what `hulk profile --device cpu` writes). GPipe over 2 CPU machines, b = 16 / 4 = 4:
+    T = sum_s (C_s + X_s) + 3 max_s (C_s + X_s) + T_opt of the larger stage, C_s from the b = 4 entry,
+    X_0 = 2 (latency + 4 * 128 * 256 * 2 bytes / bandwidth), X_1 = 0."""
+    d = doc(np.random.default_rng(5), gpu="cpu", device="CPU: test")
+    spec = cluster_spec.from_json({"version": "hulk-cluster/1", "machines": [
+        {"name": "c0", "region": "A", "memory_gb": 16, "gpu": "CPU", "tflops": 0.05},
+        {"name": "c1", "region": "A", "memory_gb": 16, "gpu": "cpu", "tflops": 0.05}],
+        "links": [{"a": 0, "b": 1, "latency_ms": 0.5, "bandwidth_gbps": 0.2}]})
+    assert [m["gpu"] for m in spec.machines] == ["cpu", "cpu"] and spec.machines[0]["gpus"] == 1
+    assert spec.machines[0]["capability"] is None
+    p = plan(spec, [small_model()], "b", profile=d)
+    job = p.jobs[0]
+    assert job["feasible"], job["reason"]
+    (chain, bounds), = job["replicas"]
+    assert len(chain) == 2
+    e4 = d["entries"][1]
+    c = [sum(e4["forward_s"][a:b]) + sum(e4["backward_s"][a:b]) for a, b in zip(bounds, bounds[1:])]
+    x = [2 * (0.5e-3 + 4 * 128 * 256 * 2 / (0.2e9 / 8)), 0.0]
+    t_opt = 3e-11 * 1e7 * max(b - a for a, b in zip(bounds, bounds[1:]))
+    expect = sum(c) + sum(x) + 3 * max(ci + xi for ci, xi in zip(c, x)) + t_opt
+    assert job["iteration_s"] == pytest.approx(expect, rel=1e-9)
+    assert any("profile <dict> on 2 cpu machine(s)" in n for n in p.notes), p.notes
+
+
+def test_cpu_machines_need_tflops_and_no_capability():
+    def machine(**kw):
+        return {"version": "hulk-cluster/1", "machines": [dict(name="c0", region="A", memory_gb=16, gpu="cpu", **kw)]}
+    with pytest.raises(InputError, match="tflops is required for a CPU machine"):
+        cluster_spec.from_json(machine())
+    with pytest.raises(InputError, match="capability 8.6 is given, but gpu is 'cpu'"):
+        cluster_spec.from_json(machine(tflops=0.1, capability=8.6))
+    with pytest.raises(InputError, match="unknown gpu 'cpu'"):
+        cluster_spec.gpu_info("cpu")  # not a GPU of the table
+    spec = cluster_spec.from_json(machine(tflops=0.1, gpus=2))
+    assert cluster_spec.from_json(spec.to_json()).machines == spec.machines

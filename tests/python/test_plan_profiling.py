@@ -75,3 +75,44 @@ def test_cli_profile_then_plan(tmp_path, capsys):
     expect = 2 * (4 / 2) * (sum(e2.forward_s) + sum(e2.backward_s)) + p.optimizer_s_per_param * 600000
     assert planned.jobs[0]["iteration_s"] == pytest.approx(expect, rel=1e-9)
     assert any(str(out) in n for n in planned.notes)
+
+
+def test_mean_statistic_and_threads(monkeypatch):
+    """statistic="mean" writes the mean of the timed passes (checked against the clock readings
+    the measurement took); threads sets PyTorch's intra-op threads, which the device name states."""
+    before = torch.get_num_threads()
+    readings = []
+    real = profiling._time_pass
+
+    def recorded(*a, **kw):
+        readings.append(real(*a, **kw))
+        return readings[-1]
+
+    monkeypatch.setattr(profiling, "_time_pass", recorded)
+    try:
+        p = profiling.measure(tiny(), (2,), warmup=1, repeats=3, threads=1, statistic="mean", progress=None)
+    finally:
+        torch.set_num_threads(before)
+    timed = readings[1:]  # the first is the warm-up pass
+    assert len(timed) == 3
+    assert p.entries[0].forward_s[0] == pytest.approx(sum(t[0] for t in timed) / 3, rel=1e-12)
+    assert p.entries[0].backward_s[0] == pytest.approx(sum(t[1] for t in timed) / 3, rel=1e-12)
+    assert p.measurement["statistic"] == "mean" and "(1 threads)" in p.device
+    with pytest.raises(InputError, match="statistic"):
+        profiling.measure(tiny(), (1,), statistic="max", progress=None)
+    with pytest.raises(InputError, match="threads"):
+        profiling.measure(tiny(), (1,), threads=0, progress=None)
+
+
+def test_timed_passes_of_the_sizes_are_interleaved(monkeypatch):
+    """Warm-up per size, then one timed pass of each size in turn (a drift touches every size alike)."""
+    order = []
+    real = profiling._time_pass
+
+    def recorded(torch_, device=None, block=None, x=None, grad=None):
+        order.append(x.shape[0])
+        return real(torch_, device, block, x, grad)
+
+    monkeypatch.setattr(profiling, "_time_pass", recorded)
+    profiling.measure(tiny(), (3, 1), warmup=1, repeats=2, progress=None)
+    assert order == [1, 3, 1, 3, 1, 3]
