@@ -26,6 +26,7 @@ struct Score {
   double shortfall = 0;
   double makespan = 0;
   double total = 0;
+  int64_t last = -1;  // the job that finishes last (set by the local searches' scoring only)
 };
 bool operator<(const Score& a, const Score& b);
 Score score_of(const Plan& p);

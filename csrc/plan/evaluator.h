@@ -49,6 +49,7 @@ class Evaluator {
         ++s.infeasible;
         s.shortfall += e.shortfall;
       } else {
+        if (s.last < 0 || e.time > s.makespan) s.last = static_cast<int64_t>(j);
         s.makespan = std::max(s.makespan, e.time);
         s.total += e.time;
       }

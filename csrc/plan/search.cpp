@@ -290,14 +290,16 @@ std::vector<int64_t> whole_model_assignment(const Cluster& c, const std::vector<
 
 // Simulated annealing on the makespan from `start`. The temperature follows the iteration
 // count (not the clock), so a fixed iteration budget gives the same walk for the same seed.
-// Every `period` moves the walk restarts from the best assignment seen, hot again.
+// Every `period` moves the walk restarts from the best assignment seen, hot again. With
+// `focus` (Hulk's walk; Search's draws every move uniformly), half the moves involve the job that
+// finishes last: it takes a machine, gives one back, or swaps one, drawn from a second stream.
 struct Walk {
   std::vector<int64_t> best;
   Score score;
   int64_t moves = 0;
 };
 Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t> cur,
-            const SearchOptions& opts, Clock::time_point t0) {
+            const SearchOptions& opts, Clock::time_point t0, bool focus = false) {
   const int64_t N = c.size();
   const int64_t J = static_cast<int64_t>(jobs.size());
   Score cur_s = ev.score(cur);
@@ -305,6 +307,9 @@ Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
   Score best_s = cur_s;
   std::mt19937_64 rng(opts.seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::mt19937_64 focus_rng(opts.seed ^ 0x9e3779b97f4a7c15ULL);
+  std::vector<int64_t> in_last, not_last;  // cur's machines of its last job, and the others
+  bool members_stale = true;
   const int64_t period = 1000;
   const double t_start = std::isfinite(best_s.makespan) && best_s.makespan > 0 ? 0.02 * best_s.makespan : 0.0;
   int64_t it = 0;
@@ -315,11 +320,29 @@ Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
       if (it > 0 && it % period == 0) {
         cur = best;
         cur_s = best_s;
+        members_stale = true;
       }
       const double temp = t_start * std::pow(1e-4, static_cast<double>(it % period) / static_cast<double>(period));
       std::vector<int64_t> next = cur;
-      const int64_t x = static_cast<int64_t>(rng() % static_cast<uint64_t>(N));
-      if (unit(rng) < 0.5) {  // move x to another job or to idle
+      if (focus && cur_s.infeasible == 0 && cur_s.last >= 0 && focus_rng() % 2 == 0) {
+        if (members_stale) {
+          in_last.clear();
+          not_last.clear();
+          for (int64_t z = 0; z < N; ++z) (cur[static_cast<size_t>(z)] == cur_s.last ? in_last : not_last).push_back(z);
+          members_stale = false;
+        }
+        const uint64_t kind = focus_rng() % 3;  // 0 take, 1 give back, 2 swap
+        if (not_last.empty() || (kind != 0 && in_last.size() < 2)) continue;
+        const int64_t y = not_last[focus_rng() % not_last.size()];
+        const int64_t x = in_last[focus_rng() % in_last.size()];
+        if (kind == 0) {
+          next[static_cast<size_t>(y)] = cur_s.last;
+        } else if (kind == 1) {
+          next[static_cast<size_t>(x)] = -1;
+        } else {
+          std::swap(next[static_cast<size_t>(x)], next[static_cast<size_t>(y)]);
+        }
+      } else if (const int64_t x = static_cast<int64_t>(rng() % static_cast<uint64_t>(N)); unit(rng) < 0.5) {  // move x to another job or to idle
         int64_t to = static_cast<int64_t>(rng() % static_cast<uint64_t>(J + 1)) - 1;
         if (to == next[static_cast<size_t>(x)]) to = to + 1 < J ? to + 1 : -1;
         next[static_cast<size_t>(x)] = to;
@@ -337,6 +360,7 @@ Walk anneal(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
       if (accept) {
         cur = std::move(next);
         cur_s = s;
+        members_stale = true;
         if (cur_s < best_s) {
           best = cur;
           best_s = cur_s;
@@ -459,16 +483,16 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
 // then from Hulk's (what Hulk's own refinement does), each with half of the time and moves
 // left; otherwise one from the best start. Names the walks' starts in st.name.
 Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, Starts& st,
-                      const SearchOptions& opts, Clock::time_point t0) {
+                      const SearchOptions& opts, Clock::time_point t0, bool focus = false) {
   Walk walk;
   if (!st.hulk_start.empty() && st.hulk_start != st.best) {
     SearchOptions half = opts;
     half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
     if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
-    walk = anneal(c, jobs, ev, st.best, half, t0);
+    walk = anneal(c, jobs, ev, st.best, half, t0, focus);
     SearchOptions rest = opts;
     if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
-    Walk second = anneal(c, jobs, ev, st.hulk_start, rest, t0);
+    Walk second = anneal(c, jobs, ev, st.hulk_start, rest, t0, focus);
     walk.moves += second.moves;
     if (second.score < walk.score) {
       walk.best = std::move(second.best);
@@ -478,7 +502,7 @@ Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Eval
   } else {
     st.name += " start";
   }
-  if (walk.best.empty()) walk = anneal(c, jobs, ev, st.best, opts, t0);
+  if (walk.best.empty()) walk = anneal(c, jobs, ev, st.best, opts, t0, focus);
   return walk;
 }
 
@@ -852,7 +876,7 @@ Plan AnytimePlanner::finish() {
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
-    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0);
+    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0, /*focus=*/true);
   }
   Plan p = before;
   if (!walk.best.empty()) {
