@@ -44,7 +44,8 @@ class Sequential:
         dense ones without being densified: the column scaling goes into a copy of the sparse
         values, the centring into the first layer's product (``X W - 1 (mean W)``). For Kipf
         and Welling's row normalisation instead, pass ``hulk.normalize_rows(x)`` and
-        ``standardize=False``.
+        ``standardize=False``; a Dropout on sparse input features needs that (centred features
+        with dropped entries would be dense).
     seed : int
         Seeds initialisation and dropout; training is deterministic for a seed.
     device : {"cpu", "cuda"}

@@ -87,15 +87,15 @@ py::dict time_layer(nn::Layer& layer, const nn::GraphInputs& in, int64_t n, int6
   }
   const Tensor h = random_tensor(n, in_features, 3, dev);
   const Tensor dout = random_tensor(n, layer.out_features(), 4, dev);
-  Tensor out, dh;
+  Tensor out, dh, scratch;
   device::reset_peak();
   double s = 0;
   {
     py::gil_scoped_release release;
     s = with_spmm_path(path, [&] {
       return median_seconds(repeats, warmup, [&] {
-        layer.forward(in, h, out);
-        layer.backward(in, h, dout, &dh);
+        layer.forward(in, h, out, scratch);
+        layer.backward(in, h, dout, &dh, scratch);
       });
     });
   }

@@ -31,14 +31,26 @@ Param zero_param(const std::string& name, int64_t rows, int64_t cols) {
 
 // ---- the first layer's input products ------------------------------------------------------
 
-bool sparse_input(const GraphInputs& g, const Tensor& h) { return g.x_sparse != nullptr && &h == &g.x; }
+bool sparse_input(const GraphInputs& g, const Tensor& h) {
+  return g.x_sparse != nullptr && (&h == &g.x || &h == &g.x_dropped_h);
+}
+
+namespace {
+// The feature CSR that a sparse input h stands for, and its transpose.
+const Csr& features_of(const GraphInputs& g, const Tensor& h) {
+  return &h == &g.x_dropped_h ? *g.x_dropped : *g.x_sparse;
+}
+const Csr& features_t_of(const GraphInputs& g, const Tensor& h) {
+  return &h == &g.x_dropped_h ? *g.x_dropped_t : *g.x_sparse_t;
+}
+}  // namespace
 
 void input_times(const GraphInputs& g, const Tensor& h, const Tensor& w, Tensor& out, Tensor& scratch) {
   if (!sparse_input(g, h)) {
     ops::gemm(h, false, w, false, out);
     return;
   }
-  ops::spmm(*g.x_sparse, w, out, /*weighted=*/true);  // (X / std) w
+  ops::spmm(features_of(g, h), w, out, /*weighted=*/true);  // (X / std) w
   if (g.x_center.empty()) return;
   ops::gemm(g.x_center, false, w, false, scratch, -1.0f);  // -(mean / std) w  [1, O]
   ops::add_bias(out, scratch);
@@ -49,7 +61,7 @@ void input_t_times(const GraphInputs& g, const Tensor& h, const Tensor& dout, Te
     ops::gemm(h, true, dout, false, dw);
     return;
   }
-  ops::spmm(*g.x_sparse_t, dout, dw, /*weighted=*/true);  // (X / std)^T dout
+  ops::spmm(features_t_of(g, h), dout, dw, /*weighted=*/true);  // (X / std)^T dout
   if (g.x_center.empty()) return;
   ops::bias_grad(dout, nullptr, scratch, false);                 // column sums of dout [1, O]
   ops::gemm(g.x_center, true, scratch, false, dw, -1.0f, 1.0f);  // -= (mean / std)^T sums
@@ -68,7 +80,7 @@ const ops::PoolCoefficients& EdgePool::coef(const GraphInputs& g) const {
   return pooling_ == ops::Pooling::Sum ? g.sum_coef : g.mean_coef;
 }
 
-void EdgePool::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
+void EdgePool::forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& /*scratch*/) {
   if (per_edge_) {
     ops::edge_pool_forward_per_edge(g.graph->in(), pooling_, h, g.e, w_.value, b_.value, out);
   } else {
@@ -76,7 +88,7 @@ void EdgePool::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   }
 }
 
-void EdgePool::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
+void EdgePool::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& /*scratch*/) {
   if (per_edge_) {
     ops::edge_pool_backward_per_edge(g.graph->in(), pooling_, h, g.e, w_.value, dout, w_.grad, b_.grad, dh);
   } else {
@@ -91,11 +103,11 @@ GcnConv::GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, 
       w_(glorot_param("gcn" + std::to_string(index) + ".weight", in, out, seed, init_stream(layer))),
       b_(zero_param("gcn" + std::to_string(index) + ".bias", 1, out)) {}
 
-void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
+void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& scratch) {
   const Csr& a = g.graph->gcn(use_edge_weights_);
   if (transform_first(g, h)) {
-    input_times(g, h, w_.value, t_, input_scratch_);  // h W [N, out]
-    ops::spmm(a, t_, out, /*weighted=*/true);
+    input_times(g, h, w_.value, scratch, input_scratch_);  // h W [N, out]
+    ops::spmm(a, scratch, out, /*weighted=*/true);
   } else {
     ops::spmm(a, h, ah_, /*weighted=*/true);      // [N, in]
     ops::gemm(ah_, false, w_.value, false, out);  // [N, out]
@@ -103,18 +115,18 @@ void GcnConv::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
   ops::add_bias(out, b_.value);
 }
 
-void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
+void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& scratch) {
   const Csr& a_t = g.graph->gcn_t(use_edge_weights_);
   ops::bias_grad(dout, nullptr, b_.grad, false);
   if (transform_first(g, h)) {
-    ops::spmm(a_t, dout, t_, /*weighted=*/true);        // [N, out]
-    input_t_times(g, h, t_, w_.grad, input_scratch_);   // h^T t [in, out]
-    if (dh) ops::gemm(t_, false, w_.value, true, *dh);  // [N, in]
+    ops::spmm(a_t, dout, scratch, /*weighted=*/true);        // [N, out]
+    input_t_times(g, h, scratch, w_.grad, input_scratch_);   // h^T t [in, out]
+    if (dh) ops::gemm(scratch, false, w_.value, true, *dh);  // [N, in]
   } else {
     ops::gemm(ah_, true, dout, false, w_.grad);  // [in, out]
     if (dh) {
-      ops::gemm(dout, false, w_.value, true, t_);  // [N, in]
-      ops::spmm(a_t, t_, *dh, /*weighted=*/true);
+      ops::gemm(dout, false, w_.value, true, scratch);  // [N, in]
+      ops::spmm(a_t, scratch, *dh, /*weighted=*/true);
     }
   }
 }
@@ -124,12 +136,12 @@ void GcnConv::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout
 Linear::Linear(int64_t in, int64_t out, const std::string& name, uint64_t seed, uint64_t layer)
     : w_(glorot_param(name + ".weight", in, out, seed, init_stream(layer))), b_(zero_param(name + ".bias", 1, out)) {}
 
-void Linear::forward(const GraphInputs& g, const Tensor& h, Tensor& out) {
+void Linear::forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& /*scratch*/) {
   input_times(g, h, w_.value, out, input_scratch_);
   ops::add_bias(out, b_.value);
 }
 
-void Linear::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) {
+void Linear::backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& /*scratch*/) {
   ops::bias_grad(dout, nullptr, b_.grad, false);
   input_t_times(g, h, dout, w_.grad, input_scratch_);
   if (dh) ops::gemm(dout, false, w_.value, true, *dh);

@@ -2,7 +2,9 @@
 // backward is handed the same input h as the last forward (the caller keeps it alive:
 // layers borrow their input, they never copy it) and whatever else it needs the layer kept
 // from that forward, in buffers reused from call to call; it writes parameter gradients into
-// its Params and returns the input gradient on request.
+// its Params and returns the input gradient on request. N-row work space the layer does not
+// keep between calls is the caller's `scratch` (the model lends one of its buffers, so
+// that no layer holds an [N, width] matrix only for the duration of a call).
 #pragma once
 
 #include <cmath>
@@ -40,6 +42,14 @@ struct GraphInputs {
   const Csr* x_sparse_t = nullptr;
   std::shared_ptr<const Csr> x_scaled, x_scaled_t;
   Tensor x_center;                  // [1, F] or empty (no centring)
+  // An input Dropout on sparse features (training): x_sparse's structure with its values
+  // dropped out each step (x_dropped, ops::dropout_csr), and the transpose's with the same
+  // values (x_dropped_t, whose edge_ids give each entry's position in x_dropped:
+  // ops::gather_csr_values). Made by Model::prepare for a training pass of a stack that drops
+  // its sparse input; a layer reads them when its h is x_dropped_h, the forward's [N, 0]
+  // stand-in for the dropped features. On CUDA their values live in their device copies.
+  std::shared_ptr<Csr> x_dropped, x_dropped_t;
+  Tensor x_dropped_h;
   Tensor e;                         // [M, Fe] standardised edge features
   Tensor edge_sum;                  // [N, Fe] segment_sum_edges(graph.in(), e)
   ops::PoolCoefficients sum_coef;   // pool_coefficients(graph.in(), Sum)
@@ -47,8 +57,9 @@ struct GraphInputs {
 };
 
 // The first layer's products with its input h [N, F] (issue 20). When h is the graph's own
-// features and they are sparse (sparse_input), they are sparse-dense products with the feature
-// CSR and with its transpose, and h itself is empty; otherwise dense GEMMs. No gradient for the
+// features and they are sparse (sparse_input: h is g.x, or g.x_dropped_h after an input
+// Dropout), they are sparse-dense products with the feature CSR and with its transpose (or
+// their dropped copies), and h itself is empty; otherwise dense GEMMs. No gradient for the
 // input features: a first layer never needs one.
 bool sparse_input(const GraphInputs& g, const Tensor& h);
 // out [N, O] = h w, w [F, O]. scratch: [1, O], reused from call to call.
@@ -59,10 +70,11 @@ void input_t_times(const GraphInputs& g, const Tensor& h, const Tensor& dout, Te
 class Layer {
  public:
   virtual ~Layer() = default;
-  virtual void forward(const GraphInputs& g, const Tensor& h, Tensor& out) = 0;  // h [N, in] -> out [N, out]
+  // h [N, in] -> out [N, out]. scratch: overwritten, resized as needed, distinct from h and out.
+  virtual void forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& scratch) = 0;
   // h: the last forward's input, unchanged; dout [N, out]; writes parameter grads; dh [N, in]
-  // when non-null.
-  virtual void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) = 0;
+  // when non-null. scratch: overwritten, resized as needed, distinct from h, dout and dh.
+  virtual void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& scratch) = 0;
   virtual std::vector<Param*> params() = 0;
   virtual int64_t out_features() const = 0;
 };
@@ -81,8 +93,8 @@ class EdgePool final : public Layer {
   // per_edge selects the gather-transform-scatter reference path instead of the fast one.
   // Always the model's first layer (layer 0).
   EdgePool(int64_t in, int64_t edge_in, int64_t out, ops::Pooling pooling, bool per_edge, uint64_t seed);
-  void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
+  void forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& scratch) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& scratch) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
@@ -100,8 +112,8 @@ class GcnConv final : public Layer {
  public:
   // The weights are named gcn<index>; `layer` is the layer's position in the model (its stream).
   GcnConv(int64_t in, int64_t out, bool use_edge_weights, uint64_t seed, int64_t index, uint64_t layer);
-  void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
+  void forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& scratch) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& scratch) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 
@@ -113,9 +125,9 @@ class GcnConv final : public Layer {
   }
   bool use_edge_weights_;
   Param w_, b_;  // w [in, out], b [1, out]
-  Tensor ah_;  // aggregate first: A h [N, in]
-  Tensor t_;   // scratch: transform first h W [N, out] (forward), A^T dout [N, out] (backward);
-               // aggregate first dout W^T [N, in] (backward)
+  Tensor ah_;  // aggregate first: A h [N, in], kept for the weight gradient
+  // The caller's scratch holds: transform first h W [N, out] (forward), A^T dout [N, out]
+  // (backward); aggregate first dout W^T [N, in] (backward).
   Tensor input_scratch_;  // [1, out]: input_times / input_t_times
 };
 
@@ -123,8 +135,8 @@ class Linear final : public Layer {
  public:
   // The weights are named <name>.weight and <name>.bias ("classifier" for the model's last layer).
   Linear(int64_t in, int64_t out, const std::string& name, uint64_t seed, uint64_t layer);
-  void forward(const GraphInputs& g, const Tensor& h, Tensor& out) override;
-  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh) override;
+  void forward(const GraphInputs& g, const Tensor& h, Tensor& out, Tensor& scratch) override;
+  void backward(const GraphInputs& g, const Tensor& h, const Tensor& dout, Tensor* dh, Tensor& scratch) override;
   std::vector<Param*> params() override { return {&w_, &b_}; }
   int64_t out_features() const override { return w_.value.cols(); }
 

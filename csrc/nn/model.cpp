@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -89,6 +90,19 @@ void prepare_sparse_features(const Graph& g, const FeatureScaler& scaler, Device
   Tensor center(1, g.num_node_features());
   for (int64_t j = 0; j < center.cols(); ++j) center.data()[j] = scaler.x_mean[j] / scaler.x_std[j];
   in.x_center = center.to(device);
+}
+
+// The buffers of an input Dropout on sparse features (GraphInputs::x_dropped): a copy of the
+// CSR whose values each step rewrites, and its transpose, whose edge ids are the position map
+// from its entries to the CSR's (built once, by transposing the entries' own positions).
+void prepare_sparse_dropout(Device device, GraphInputs& in) {
+  auto dropped = std::make_shared<Csr>(*in.x_sparse);
+  dropped->edge_ids.resize(dropped->nnz());
+  std::iota(dropped->edge_ids.begin(), dropped->edge_ids.end(), int64_t{0});
+  in.x_dropped_t = std::make_shared<Csr>(transpose(*dropped));
+  dropped->edge_ids = std::vector<int64_t>();
+  in.x_dropped = std::move(dropped);
+  in.x_dropped_h = Tensor(in.x.rows(), 0, device);
 }
 
 Tensor apply_columns(const Tensor& t, const std::vector<float>& mean, const std::vector<float>& std_dev) {
@@ -206,6 +220,7 @@ Model::Model(ModelConfig config) : config_(std::move(config)) {
         break;
     }
     dropout_index_.push_back(spec.kind == LayerKind::Dropout ? dropouts++ : 0);
+    weight_ordinal_.push_back(static_cast<int64_t>(weight_layers));
     if (layer) {
       for (Param* p : layer->params()) p->weight_decay = spec.weight_decay;
       width = spec.width;
@@ -255,7 +270,7 @@ int64_t Model::num_parameters() const {
   return n;
 }
 
-GraphInputs Model::prepare(const Graph& g) const {
+GraphInputs Model::prepare(const Graph& g, bool training) const {
   require(g.num_node_features() == config_.in_features, "graph has " + std::to_string(g.num_node_features()) +
                                                    " node features but the model expects " +
                                                    std::to_string(config_.in_features));
@@ -264,21 +279,34 @@ GraphInputs Model::prepare(const Graph& g) const {
                                                      std::to_string(config_.edge_features));
   require(!config_.gcn_edge_weights || !g.weights().empty(),
           "the model uses edge weights in GCNConv (gcn_edge_weights) but the graph has none");
+  const std::vector<LayerSpec>& stack = config_.layers;
+  bool drops_input = false;  // an input Dropout drops in training passes
+  for (size_t i = 0; i < first_weights_; ++i) drops_input |= drops(i, training);
   if (g.sparse_features()) {
-    const std::vector<LayerSpec> stack = config_.stack();
-    require(stack[first_weight_layer(stack)].kind != LayerKind::EdgePool,
+    require(stack[first_weights_].kind != LayerKind::EdgePool,
             "the graph has sparse node features, which an EdgePool first layer cannot take (its input "
             "[h_v || h_u || e_vu] is dense); build the model with a GCNConv or Linear first layer "
             "(hulk.GNN: edge_pool=False)");
-    require(stack.front().kind != LayerKind::Dropout,
-            "the graph has sparse node features, and dropout on sparse input features is not supported yet: "
-            "drop the input Dropout layer, or pass the features dense");
+    for (size_t i = 0; i < first_weights_; ++i) {
+      require(stack[i].kind == LayerKind::Dropout,
+              "the graph has sparse node features, which layers[" + std::to_string(i) + "] (" +
+                  layer_kind_name(stack[i].kind) + ") before the first layer with weights cannot take (only "
+                  "Dropout works on them); remove it, or pass the features dense");
+    }
+    // Centring is kept out of the sparse data (x_center): a centred matrix with dropped entries
+    // would be dense.
+    require(!drops_input || scaler_.x_mean.empty(),
+            "the graph has sparse node features and layers[0] (dropout) drops them, but the model "
+            "standardises its features (standardize=True), and centred features with dropped entries are "
+            "dense: build it with standardize=False (hulk.normalize_rows gives Kipf and Welling's row "
+            "normalisation), or pass the features dense");
   }
   if (device_ == Device::CUDA) g.prepare_device();
   GraphInputs in;
   in.graph = &g;
   if (g.sparse_features()) {
     prepare_sparse_features(g, scaler_, device_, in);
+    if (drops_input) prepare_sparse_dropout(device_, in);
   } else if (device_ == Device::CPU && scaler_.x_mean.empty()) {
     in.x = Tensor(g.num_nodes(), 0);
     in.x_borrowed = &g.x();
@@ -294,8 +322,10 @@ GraphInputs Model::prepare(const Graph& g) const {
 
 void Model::clear_buffers() {
   outputs_.clear();
-  d_inputs_.clear();
+  results_.clear();
   inputs_.clear();
+  for (Tensor& g : grads_) g = Tensor();
+  last_scratch_ = Tensor();
   step_logits_ = Tensor();
   step_dlogits_ = Tensor();
 }
@@ -304,44 +334,73 @@ void Model::forward(const GraphInputs& in, bool training, Tensor& logits) {
   const std::vector<LayerSpec>& stack = config_.layers;
   outputs_.resize(stack.size());
   inputs_.assign(stack.size(), nullptr);
+  results_.assign(stack.size(), nullptr);
   const Tensor* h = &in.input();  // borrowed: the input is read in place, never copied
+  Tensor* own = nullptr;          // h when it is a model buffer ReLU and Dropout may overwrite
   for (size_t i = 0; i < stack.size(); ++i) {
     inputs_[i] = h;
-    Tensor& out = i + 1 == stack.size() ? logits : outputs_[i];  // the last entry has weights
+    const bool last = i + 1 == stack.size();  // the last entry has weights
     switch (stack[i].kind) {
       case LayerKind::ReLU:
-        ops::relu_forward(*h, out);
+      case LayerKind::Dropout: {
+        if (stack[i].kind == LayerKind::Dropout && !drops(i, training)) continue;  // the identity
+        if (sparse_input(in, *h)) {  // an input Dropout on sparse features: on the CSR's values
+          const Csr& from = h == &in.x ? *in.x_sparse : *in.x_dropped;
+          ops::dropout_csr(from, stack[i].rate, config_.seed, dropout_stream(dropout_index_[i], step_), device_,
+                           *in.x_dropped);
+          ops::gather_csr_values(*in.x_dropped, device_, *in.x_dropped_t);
+          h = &in.x_dropped_h;
+          results_[i] = h;
+          continue;
+        }
+        Tensor& out = own ? *own : outputs_[i];
+        if (stack[i].kind == LayerKind::ReLU) {
+          ops::relu_forward(*h, out);
+        } else {
+          ops::dropout_forward(*h, stack[i].rate, config_.seed, dropout_stream(dropout_index_[i], step_), out);
+        }
+        own = &out;
         break;
-      case LayerKind::Dropout:
-        if (!drops(i, training)) continue;  // the identity: h passes on unchanged
-        ops::dropout_forward(*h, stack[i].rate, config_.seed, dropout_stream(dropout_index_[i], step_), out);
-        break;
-      default:
-        layers_[i]->forward(in, *h, out);
+      }
+      default: {
+        Tensor& out = last ? logits : outputs_[i];
+        layers_[i]->forward(in, *h, out, last ? last_scratch_ : grads_[weight_ordinal_[i] % 2]);
+        own = last ? nullptr : &out;
+      }
     }
-    h = &out;
+    h = own ? own : &logits;
+    results_[i] = h;
   }
 }
 
 void Model::backward(const GraphInputs& in, const Tensor& dlogits, bool training) {
   const std::vector<LayerSpec>& stack = config_.layers;
-  d_inputs_.resize(stack.size());
   const Tensor* dz = &dlogits;  // gradient of entry i's output
-  // Entries before the first layer with weights (input dropouts) need no gradient.
+  // Entries before the first layer with weights (input dropouts) need no gradient. Below the
+  // last layer every gradient is one of grads_, which ReLU and Dropout overwrite in place: the
+  // gradient of entry i's input is grads_[(j + 1) % 2], j = the weight layers before entry i.
   for (size_t i = stack.size(); i-- > first_weights_;) {
-    Tensor& dh = d_inputs_[i];
     switch (stack[i].kind) {
-      case LayerKind::ReLU:
-        ops::relu_backward(outputs_[i], *dz, dh);  // the ReLU's output tells where it passed
+      case LayerKind::ReLU: {
+        Tensor& dh = grads_[(weight_ordinal_[i] + 1) % 2];  // *dz itself
+        ops::relu_backward(*results_[i], *dz, dh);  // where the ReLU's output is positive
+        dz = &dh;
         break;
-      case LayerKind::Dropout:
+      }
+      case LayerKind::Dropout: {
         if (!drops(i, training)) continue;
+        Tensor& dh = grads_[(weight_ordinal_[i] + 1) % 2];  // *dz itself
         ops::dropout_backward(*dz, stack[i].rate, config_.seed, dropout_stream(dropout_index_[i], step_), dh);
+        dz = &dh;
         break;
-      default:
-        layers_[i]->backward(in, *inputs_[i], *dz, i > first_weights_ ? &dh : nullptr);
+      }
+      default: {
+        const bool last = i + 1 == stack.size();
+        Tensor* dh = i > first_weights_ ? &grads_[(weight_ordinal_[i] + 1) % 2] : nullptr;
+        layers_[i]->backward(in, *inputs_[i], *dz, dh, last ? last_scratch_ : outputs_[i]);
+        dz = dh;
+      }
     }
-    dz = &dh;
   }
 }
 
@@ -356,7 +415,7 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
 
   if (config_.standardize && !scaler_.fitted()) fit_scaler(g);
   const StreamScope scope(stream_);
-  const GraphInputs in = prepare(g);
+  const GraphInputs in = prepare(g, /*training=*/true);
   // Targets on the device once per fit; each epoch's losses come back in one copy.
   const int64_t n = g.num_nodes(), classes = config_.num_classes;
   const ops::LossTargets train_t =
@@ -372,7 +431,7 @@ std::vector<EpochStats> Model::fit(const Graph& g, const std::vector<int64_t>& l
   std::vector<Tensor> best_weights;
   double best_val = std::numeric_limits<double>::infinity();
   int64_t since_best = 0;
-  Tensor logits;
+  Tensor& logits = step_logits_;  // the step's loss is taken: its logits are free
   for (int64_t epoch = 1; epoch <= opts.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
     optimizer_step(in, train_t, losses, adam);
@@ -445,7 +504,7 @@ ops::LossResult Model::train_step(const Graph& g, const std::vector<int64_t>& la
   adam.lr = lr;
   adam.weight_decay = weight_decay;
   const StreamScope scope(stream_);
-  const GraphInputs in = prepare(g);
+  const GraphInputs in = prepare(g, /*training=*/true);
   ops::LossBatch losses(device_, 1);
   optimizer_step(in, ops::make_loss_targets(labels.data(), mask.empty() ? nullptr : mask.data(), g.num_nodes(),
                                             config_.num_classes, device_),
@@ -471,7 +530,7 @@ void Model::optimizer_step(const GraphInputs& in, const ops::LossTargets& target
 
 Tensor Model::logits(const Graph& g) {
   const StreamScope scope(stream_);
-  const GraphInputs in = prepare(g);
+  const GraphInputs in = prepare(g, /*training=*/false);
   Tensor out;
   forward(in, /*training=*/false, out);
   return out.to(Device::CPU);
@@ -479,7 +538,7 @@ Tensor Model::logits(const Graph& g) {
 
 Tensor Model::predict_proba(const Graph& g) {
   const StreamScope scope(stream_);
-  const GraphInputs in = prepare(g);
+  const GraphInputs in = prepare(g, /*training=*/false);
   Tensor out, probs;
   forward(in, /*training=*/false, out);
   ops::softmax(out, probs);
@@ -502,7 +561,7 @@ double Model::compute_gradients(const Graph& g, const std::vector<int64_t>& labe
   require(labels.size() == static_cast<size_t>(g.num_nodes()), "labels: expected one entry per node");
   require(mask.empty() || mask.size() == labels.size(), "mask: expected one entry per node");
   const StreamScope scope(stream_);
-  const GraphInputs in = prepare(g);
+  const GraphInputs in = prepare(g, training);
   Tensor z, dz;
   forward(in, training, z);  // dropout (training) draws the masks of the next optimiser step
   const ops::LossResult r = ops::softmax_cross_entropy(z, labels.data(), mask.empty() ? nullptr : mask.data(), &dz);

@@ -116,7 +116,8 @@ class Model {
   static Model load(const std::string& path);
 
  private:
-  GraphInputs prepare(const Graph& g) const;
+  // training: for passes that may drop out (the buffers of an input Dropout on sparse features).
+  GraphInputs prepare(const Graph& g, bool training) const;
   // forward keeps pointers to `in` (its x) until the next forward: call backward with the
   // same, still living, `in`.
   void forward(const GraphInputs& in, bool training, Tensor& logits);
@@ -136,10 +137,25 @@ class Model {
   std::vector<uint64_t> dropout_index_;         // per stack entry: its ordinal among the Dropouts (its stream)
   size_t first_weights_ = 0;                    // stack entry of the first layer with weights
   // Buffers of forward and backward, reused from epoch to epoch (issue 20: no per-epoch
-  // copies or allocations of N-row matrices). Index i is stack entry i.
-  std::vector<Tensor> outputs_;        // each entry's output (the last one's is the caller's logits)
-  std::vector<const Tensor*> inputs_;  // each entry's input in the last forward: borrowed, never copied
-  std::vector<Tensor> d_inputs_;       // gradient of each entry's input (none before first_weights_)
+  // copies or allocations of N-row matrices), and as few as the stack needs: on Kipf's
+  // Dropout -> GCNConv(F, H) -> ReLU -> Dropout -> GCNConv(H, C) two [N, H] matrices in all
+  // (outputs_ of the first GCNConv, grads_[0]), where one per entry and per gradient was seven.
+  // - A layer with weights writes its own buffer (the next layer's backward reads it as its
+  //   input). ReLU and Dropout overwrite their input in place (a ReLU's backward needs only
+  //   where its output is positive, which a later in-place Dropout keeps wherever the gradient
+  //   is not zero), except where it is the model's input, which they never touch: then they
+  //   write a buffer of their own.
+  // - Gradients between layers with weights alternate between grads_[0] and grads_[1]
+  //   (ReLU and Dropout again in place): the one of weight layer j's output is grads_[j % 2].
+  // - Scratch: in forward, weight layer j borrows grads_[j % 2] (free until backward); in
+  //   backward, its own output buffer (read by nothing once it runs). The last layer, whose
+  //   output is the caller's logits, has last_scratch_.
+  std::vector<Tensor> outputs_;         // per stack entry: its own output buffer, or empty (see above)
+  std::vector<const Tensor*> results_;  // each entry's output in the last forward (a ReLU's backward reads it)
+  std::vector<const Tensor*> inputs_;   // each entry's input in the last forward: borrowed, never copied
+  std::vector<int64_t> weight_ordinal_; // per stack entry: the number of layers with weights before it
+  Tensor grads_[2];
+  Tensor last_scratch_;
   Tensor step_logits_, step_dlogits_;  // optimizer_step's logits and their gradient
   int64_t step_ = 0;                 // optimiser steps taken (Adam bias correction, dropout stream)
   Device device_ = Device::CPU;

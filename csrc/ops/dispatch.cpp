@@ -114,6 +114,25 @@ void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
   HULK_BACKEND(dev, spmm, a, x, out, weighted && a.weighted());
 }
 
+void dropout_csr(const Csr& x, float p, uint64_t seed, uint64_t step, Device device, Csr& out) {
+  if (!(p >= 0.0f && p < 1.0f)) throw std::invalid_argument("dropout_csr: p must be in [0, 1), got " + std::to_string(p));
+  if (x.values.size() != x.indices.size() || out.values.size() != out.indices.size() ||
+      out.num_rows != x.num_rows || out.num_cols != x.num_cols || out.nnz() != x.nnz()) {
+    throw std::invalid_argument("dropout_csr: out must have x's structure, and both a value per entry");
+  }
+  if (x.nnz() == 0) return;
+  HULK_BACKEND(device, dropout_csr, x, p, seed, step, out);
+}
+
+void gather_csr_values(const Csr& src, Device device, Csr& out) {
+  if (src.values.size() != src.indices.size() || out.values.size() != out.indices.size() ||
+      out.nnz() != src.nnz() || static_cast<int64_t>(out.edge_ids.size()) != out.nnz()) {
+    throw std::invalid_argument("gather_csr_values: out needs src's number of entries, values and edge ids");
+  }
+  if (out.nnz() == 0) return;
+  HULK_BACKEND(device, gather_csr_values, src, out);
+}
+
 void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighted) {
   if (f < 0) throw std::invalid_argument("spmm_host: feature count must be >= 0, got " + std::to_string(f));
   if (a.num_rows == 0 || f == 0) return;

@@ -50,6 +50,16 @@ void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted);
 // zeroed). Lets Graph.spmm read a numpy array in place and write straight into the result.
 void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighted);
 
+// Inverted dropout of sparse features x [rows, cols] (kept entries scaled by 1 / (1 - p)),
+// entry for entry dropout_forward of x dense with the same seed and step: out (x's structure,
+// or x itself) gets the values, on `device`. On CUDA the values are written to out's device
+// copy (made on first use) and its host values go stale: a CSR whose values are rewritten each
+// step, never its structure.
+void dropout_csr(const Csr& x, float p, uint64_t seed, uint64_t step, Device device, Csr& out);
+// out.values[k] = src.values[out.edge_ids[k]] on `device` (device copies as dropout_csr): with
+// out = transpose(src with edge_ids = 0 .. nnz - 1), out becomes transpose(src) value for value.
+void gather_csr_values(const Csr& src, Device device, Csr& out);
+
 // out[v, :] = sum_{k in row v} e[a.edge_ids[k], :].  e [M, Fe] -> out [a.num_rows, Fe].
 void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out);
 

@@ -59,16 +59,17 @@ __global__ void bias_grad_final_kernel(const double* __restrict__ partial, int64
   }
 }
 
-__global__ void relu_forward_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+// The element-wise kernels below may run in place (the model's ReLU and Dropout overwrite
+// their input): no __restrict__ on their pointers.
+__global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
   HULK_GRID_STRIDE(i, n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-__global__ void relu_backward_kernel(const float* __restrict__ y, const float* __restrict__ dy,
-                                     float* __restrict__ dx, int64_t n) {
+__global__ void relu_backward_kernel(const float* __restrict__ y, const float* dy, float* dx, int64_t n) {
   HULK_GRID_STRIDE(i, n) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-__global__ void dropout_kernel(const float* __restrict__ in, float* __restrict__ out, int64_t n, float p,
+__global__ void dropout_kernel(const float* in, float* out, int64_t n, float p,
                                uint64_t seed, uint64_t step) {
   const float scale = 1.0f / (1.0f - p);
   HULK_GRID_STRIDE(i, n) out[i] = dropout_keep(p, seed, step, static_cast<uint64_t>(i)) ? in[i] * scale : 0.0f;

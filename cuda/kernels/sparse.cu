@@ -27,6 +27,7 @@
 #include "cuda/runtime/gpu_libs.h"
 #include "cuda/runtime/launch.h"
 #include "csrc/ops/backends.h"
+#include "csrc/rng.h"
 #include "cuda/runtime/spmm_path.h"
 
 namespace hulk::cuda {
@@ -237,6 +238,33 @@ __global__ void pool_coefficients_kernel(int64_t num_rows, const int64_t* __rest
   }
 }
 
+// Dropout of sparse features, one thread per row (feature rows are short): the CPU's decisions
+// (csrc/rng.h) at the dense index r * cols + c. May run in place (in == out): no __restrict__.
+__global__ void dropout_csr_kernel(int64_t num_rows, uint64_t cols, const int64_t* __restrict__ indptr,
+                                   const int32_t* __restrict__ indices, const float* in, float* out, float p,
+                                   uint64_t seed, uint64_t step) {
+  const float scale = 1.0f / (1.0f - p);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < num_rows; r += stride) {
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; ++k) {
+      const uint64_t index = static_cast<uint64_t>(r) * cols + static_cast<uint64_t>(indices[k]);
+      out[k] = in[k] * (dropout_keep(p, seed, step, index) ? scale : 0.0f);
+    }
+  }
+}
+
+__global__ void gather_values_kernel(int64_t nnz, const int64_t* __restrict__ positions, const float* __restrict__ src,
+                                     float* __restrict__ out) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz; k += stride) {
+    out[k] = src[positions[k]];
+  }
+}
+
+// The values of a CSR's device copy, to rewrite: DeviceCsr is shared read-only for its
+// structure, but an input Dropout's CSR changes its values each step (ops.h dropout_csr).
+float* device_values(const Csr& a) { return const_cast<float*>(a.on_device().values.data()); }
+
 }  // namespace
 
 namespace {
@@ -268,6 +296,23 @@ void spmm(const Csr& a, const Tensor& x, Tensor& out, bool weighted) {
   const DeviceCsr& d = a.on_device();
   hulk::cuda::gather_sum_rows(d, d.indices.data(), weighted ? d.values.data() : nullptr, x.data(), x.cols(),
                               out.data());
+}
+
+void dropout_csr(const Csr& x, float p, uint64_t seed, uint64_t step, Csr& out) {
+  const DeviceCsr& d = x.on_device();
+  float* values = hulk::cuda::device_values(out);
+  hulk::cuda::launch("dropout_csr", hulk::cuda::dropout_csr_kernel, dim3(hulk::cuda::grid_for(d.num_rows)),
+                     dim3(hulk::cuda::kBlock), 0, hulk::cuda::current_stream(), d.num_rows,
+                     static_cast<uint64_t>(d.num_cols), d.indptr.data(), d.indices.data(), d.values.data(), values, p,
+                     seed, step);
+}
+
+void gather_csr_values(const Csr& src, Csr& out) {
+  const DeviceCsr& d = out.on_device();
+  const float* from = src.on_device().values.data();
+  hulk::cuda::launch("gather_csr_values", hulk::cuda::gather_values_kernel, dim3(hulk::cuda::grid_for(d.nnz)),
+                     dim3(hulk::cuda::kBlock), 0, hulk::cuda::current_stream(), d.nnz, d.edge_ids.data(), from,
+                     hulk::cuda::device_values(out));
 }
 
 void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {

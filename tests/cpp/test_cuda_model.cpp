@@ -154,6 +154,35 @@ TEST_F(CudaModel, SparseFeaturesTrainAsOnTheCpu) {
   for (int64_t i = 0; i < p_cpu.size(); ++i) EXPECT_NEAR(p_gpu.data()[i], p_cpu.data()[i], 1e-3);
 }
 
+// An input Dropout on sparse features (the CSR's values masked on the device each step) and
+// the model's in-place ReLU and Dropout, on CUDA against the CPU.
+TEST_F(CudaModel, SparseInputDropoutTrainsAsOnTheCpu) {
+  using hulk::nn::LayerKind;
+  using hulk::nn::LayerSpec;
+  const int64_t n = 300, f = 700;
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 700, true, /*weighted=*/false, 12);
+  std::mt19937 rng(13);
+  const Graph g(n, el.src, el.dst, ref::random_csr(n, f, 0.01, rng, -1, /*full_col=*/4), Tensor(el.num_edges(), 0),
+                {}, true);
+  const auto labels = ref::random_labels(n, 4, 14);
+  ModelConfig c;
+  c.in_features = f;
+  c.num_classes = 4;
+  c.standardize = false;
+  c.seed = 5;
+  c.layers = {LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN}, LayerSpec{LayerKind::GcnConv, 16, 0.0f, 5e-4f},
+              LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN},
+              LayerSpec{LayerKind::GcnConv, c.num_classes, 0.0f, NAN}};
+  Model cpu(c), gpu(c);
+  gpu.to(Device::CUDA);
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 20;
+  opts.weight_decay = 0.0f;
+  const auto want = cpu.fit(g, labels, {}, {}, opts);
+  expect_same_losses(gpu.fit(g, labels, {}, {}, opts), want);
+  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+}
+
 // Labels and masks go to the device once per fit; an epoch then copies one thing back (its
 // losses and accuracies) and uploads nothing. The validation figures match the CPU's.
 TEST_F(CudaModel, EpochsCopyOnlyTheirResultsToTheHost) {

@@ -348,6 +348,49 @@ TEST_F(CudaOps, BiasReluDropoutMatchCpu) {
       hulk::ops::dropout_backward(dy, p, 17, 5, g);
       hulk::ops::dropout_backward(cuda(dy), p, 17, 5, g_d);
       EXPECT_TRUE(equal(g_d, g)) << "p " << p;
+      // In place, as the model runs them on its activations and gradients.
+      Tensor in_place = cuda(x);
+      hulk::ops::dropout_forward(in_place, p, 17, 5, in_place);
+      EXPECT_TRUE(equal(in_place, d)) << "p " << p;
+    }
+    Tensor relu_in_place = cuda(x), grad_in_place = cuda(dy);
+    hulk::ops::relu_forward(relu_in_place, relu_in_place);
+    EXPECT_TRUE(equal(relu_in_place, y));
+    hulk::ops::relu_backward(y_d, grad_in_place, grad_in_place);
+    EXPECT_TRUE(equal(grad_in_place, dx));
+  }
+}
+
+// An input Dropout on sparse features: the CSR's values masked on the device as on the CPU
+// (bit for bit), in place for a second Dropout, and the transpose's values gathered through its
+// position map; then an SpMM reads the rewritten device values.
+TEST_F(CudaOps, DropoutCsrAndGatherMatchCpu) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{700, 1300}, {1300, 90}, {1, 7}}) {
+    SCOPED_TRACE("[" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
+    const Csr x = ref::random_csr(rows, cols, 0.01, rng, /*full_row=*/0);
+    Csr positions = x;
+    positions.edge_ids.resize(x.nnz());
+    for (int64_t k = 0; k < x.nnz(); ++k) positions.edge_ids[k] = k;
+    for (float p : {0.0f, 0.5f}) {
+      Csr want = x, want_t = hulk::transpose(positions);
+      Csr got = x, got_t = want_t;  // fresh copies: their device copies are made on first use
+      hulk::ops::dropout_csr(x, p, 5, 9, Device::CPU, want);
+      hulk::ops::dropout_csr(want, p, 5, 10, Device::CPU, want);
+      hulk::ops::gather_csr_values(want, Device::CPU, want_t);
+      hulk::ops::dropout_csr(x, p, 5, 9, Device::CUDA, got);
+      hulk::ops::dropout_csr(got, p, 5, 10, Device::CUDA, got);
+      hulk::ops::gather_csr_values(got, Device::CUDA, got_t);
+      hulk::device::synchronize();
+      EXPECT_EQ(got.on_device().values.to_host(), want.values) << "p " << p;
+      EXPECT_EQ(got_t.on_device().values.to_host(), want_t.values) << "p " << p;
+      const Tensor w = ref::random_tensor(cols, 5, rng), v = ref::random_tensor(rows, 3, rng);
+      Tensor out, out_d, out_t, out_t_d;
+      hulk::ops::spmm(want, w, out, true);
+      hulk::ops::spmm(got, cuda(w), out_d, true);
+      EXPECT_TRUE(close(out_d, out, kSumTol));
+      hulk::ops::spmm(want_t, v, out_t, true);
+      hulk::ops::spmm(got_t, cuda(v), out_t_d, true);
+      EXPECT_TRUE(close(out_t_d, out_t, kSumTol));
     }
   }
 }

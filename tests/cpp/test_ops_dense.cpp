@@ -139,6 +139,10 @@ TEST(Relu, ForwardAndBackwardMatchReference) {
   Tensor inplace = ref::to_f(x);
   hulk::ops::relu_forward(inplace, inplace);
   EXPECT_TRUE(ref::all_close(inplace, ref::relu(x), 0, 0));
+  // And dx may be dy (the model's backward overwrites its gradient buffer).
+  Tensor grad = ref::to_f(dy);
+  hulk::ops::relu_backward(y, grad, grad);
+  EXPECT_TRUE(ref::all_close(grad, ref::relu_backward(x, dy), 0, 0));
 }
 
 TEST(Relu, FiniteDifferences) {
@@ -223,6 +227,24 @@ TEST(Dropout, BackwardUsesTheForwardMask) {
   DMat want(30, 40);
   for (int64_t i = 0; i < x.size(); ++i) want.v[i] = y.data()[i] != 0.0f ? dy.v[i] / (1.0 - p) : 0.0;
   EXPECT_TRUE(ref::all_close(dx, want, 0, 1e-6));
+}
+
+TEST(Dropout, InPlaceEqualsOutOfPlace) {
+  std::mt19937 rng(135);
+  // Sizes around the kernel's chunk (1 << 14 elements), so several threads' ranges are covered.
+  for (int64_t rows : {1, 41, 700}) {
+    const Tensor x = ref::random_tensor(rows, 57, rng);
+    for (float p : {0.0f, 0.3f, 0.9f}) {
+      Tensor want, in_place = x;
+      hulk::ops::dropout_forward(x, p, 21, 4, want);
+      hulk::ops::dropout_forward(in_place, p, 21, 4, in_place);
+      EXPECT_TRUE(ref::identical(in_place, want)) << rows << " rows, p " << p;
+      hulk::ops::dropout_backward(x, p, 21, 4, want);
+      in_place = x;
+      hulk::ops::dropout_backward(in_place, p, 21, 4, in_place);
+      EXPECT_TRUE(ref::identical(in_place, want)) << rows << " rows, p " << p;
+    }
+  }
 }
 
 TEST(Dropout, ZeroProbabilityIsIdentity) {

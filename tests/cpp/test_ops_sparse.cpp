@@ -18,6 +18,7 @@
 namespace {
 
 using namespace ops_fixtures;
+using hulk::Device;
 
 // =============================================================================================
 // sparse
@@ -101,6 +102,46 @@ TEST(Spmm, RectangularMatchesReference) {
       EXPECT_TRUE(ref::all_close(out, ref::matmul(ref::transpose(ref::csr_to_dense(a)), y), kAtol, kRtol));
     }
   }
+}
+
+// Sparse features [rows, cols] with the transpose's position map in its edge ids (the model's
+// input Dropout on sparse features: nn::prepare_sparse_dropout).
+Csr with_positions(Csr a) {
+  a.edge_ids.resize(a.nnz());
+  for (int64_t k = 0; k < a.nnz(); ++k) a.edge_ids[k] = k;
+  return a;
+}
+
+TEST(DropoutCsr, EqualsDenseDropoutEntryForEntryAndTheTransposeFollows) {
+  std::mt19937 rng(204);
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{50, 700}, {700, 37}, {1, 9}, {12, 40}}) {
+    const Csr x = ref::random_csr(rows, cols, 0.05, rng, /*full_row=*/0);
+    const Csr x_t = hulk::transpose(x);
+    Csr dropped = x;
+    Csr dropped_t = hulk::transpose(with_positions(x));
+    for (float p : {0.0f, 0.5f, 0.8f}) {
+      SCOPED_TRACE("[" + std::to_string(rows) + ", " + std::to_string(cols) + "], p " + std::to_string(p));
+      hulk::ops::dropout_csr(x, p, 31, 6, Device::CPU, dropped);
+      Tensor want;
+      hulk::ops::dropout_forward(ref::to_f(ref::csr_to_dense(x)), p, 31, 6, want);
+      // The same mask and scale as the dense op, bit for bit: densified, the two are identical.
+      EXPECT_TRUE(ref::identical(ref::to_f(ref::csr_to_dense(dropped)), want));
+      hulk::ops::gather_csr_values(dropped, Device::CPU, dropped_t);
+      EXPECT_TRUE(ref::identical(ref::to_f(ref::csr_to_dense(dropped_t)),
+                                 ref::to_f(ref::csr_to_dense(hulk::transpose(dropped)))));
+      EXPECT_EQ(dropped_t.indices, x_t.indices);
+      // In place (a second input Dropout drops the dropped values again).
+      Csr twice = dropped;
+      hulk::ops::dropout_csr(twice, p, 31, 7, Device::CPU, twice);
+      Tensor want_twice;
+      hulk::ops::dropout_forward(want, p, 31, 7, want_twice);
+      EXPECT_TRUE(ref::identical(ref::to_f(ref::csr_to_dense(twice)), want_twice));
+    }
+  }
+  Csr x = ref::random_csr(5, 6, 0.5, rng), other = ref::random_csr(5, 7, 0.5, rng);
+  EXPECT_THROW(hulk::ops::dropout_csr(x, 1.0f, 1, 1, Device::CPU, x), std::invalid_argument);
+  EXPECT_THROW(hulk::ops::dropout_csr(x, 0.5f, 1, 1, Device::CPU, other), std::invalid_argument);
+  EXPECT_THROW(hulk::ops::gather_csr_values(x, Device::CPU, x), std::invalid_argument);  // no positions
 }
 
 TEST(Spmm, RejectsWrongInputRows) {

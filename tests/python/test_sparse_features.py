@@ -185,12 +185,98 @@ def test_non_canonical_csr_means_what_scipy_means():
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
 
 
-def test_input_dropout_on_sparse_features_is_refused_by_name():
+def kipf_layers(rate=0.5):
+    return [hulk.nn.Dropout(rate), hulk.nn.GCNConv(8, weight_decay=5e-4), hulk.nn.ReLU(), hulk.nn.Dropout(0.3),
+            hulk.nn.GCNConv(CLASSES)]
+
+
+def test_input_dropout_on_sparse_features_trains_as_on_the_same_features_dense():
+    """The CSR's values get the dense path's masks (the same stream and keep rule at the same
+    positions), so the two runs differ only by the products' rounding."""
+    x, edges, y = random_features(seed=9), random_edges(seed=9), labels_for(seed=9)
+    runs = {}
+    for kind, feats in (("sparse", x), ("dense", x.toarray())):
+        model = hulk.Sequential(kipf_layers(), standardize=False, seed=6)
+        hist = model.fit(hulk.Graph(N, edges, node_features=feats), y, epochs=30, lr=0.02)
+        runs[kind] = [h["train_loss"] for h in hist]
+    assert runs["sparse"][-1] < 0.9 * runs["sparse"][0]
+    np.testing.assert_allclose(runs["sparse"], runs["dense"], rtol=1e-5)
+    # Not the run without input dropout: the masks do something.
+    no_drop = hulk.Sequential(kipf_layers(rate=0.0), standardize=False, seed=6)
+    plain = [h["train_loss"] for h in no_drop.fit(hulk.Graph(N, edges, node_features=x), y, epochs=30, lr=0.02)]
+    assert abs(plain[0] - runs["sparse"][0]) > 1e-4
+
+
+@pytest.mark.parametrize("rates", [(0.5,), (0.4, 0.3)])
+def test_input_dropout_on_sparse_features_matches_float64_reference_and_finite_differences(rates):
+    """Gradients of a training pass (the masks of the next step) against the float64 stack with
+    the core's masks recomputed on the dense features, whose own gradients are checked by
+    central differences; two input Dropouts mask the CSR's values twice."""
+    from stack_reference import dropout_masks, gcn_matrix, input_shapes, loss_and_grads
+    from hulk import _core
+    x, edges, y = random_features(seed=11), random_edges(seed=11), labels_for(seed=11)
+    mask = np.ones(N, np.uint8)
+    layers = [hulk.nn.Dropout(r) for r in rates] + [hulk.nn.GCNConv(6), hulk.nn.ReLU(), hulk.nn.Dropout(0.2),
+                                                    hulk.nn.Linear(CLASSES)]
+    spec = [layer.to_dict() for layer in layers]
+    g = hulk.Graph(N, edges, node_features=x)
+    model = _core.engine.Model(in_features=F, edge_features=0, num_classes=CLASSES, layers=spec,
+                               standardize=False, seed=8)
+    rng = np.random.default_rng(3)
+    model.set_parameters({k: rng.normal(0, 0.3, v.shape).astype(np.float32)
+                          for k, v in model.parameters().items() if k.endswith(".bias")})
+    for _ in range(2):  # the masks below are step 2's
+        model.train_step(g.core, y, mask, 0.01, 0.0)
+    loss, grads = model.gradients(g.core, y, mask, True)
+    params = model.parameters()
+    xd = x.toarray().astype(np.float32).astype(np.float64)
+    masks = dropout_masks(spec, input_shapes(spec, N, F), 8, 2)
+    assert all(m is not None and 0 < m.mean() < 1 for m in masks[:len(rates)])
+    a_hat = gcn_matrix(N, edges)
+    want_loss, want = loss_and_grads(spec, params, a_hat, xd, y, mask, masks)
+    assert loss == pytest.approx(want_loss, rel=1e-5)
+    for k in want:
+        np.testing.assert_allclose(grads[k], want[k], rtol=1e-3, atol=1e-6, err_msg=k)
+    for k in ("gcn1.weight", "classifier.weight"):
+        flat = params[k].astype(np.float64).ravel()
+        for i in rng.choice(flat.size, 6, replace=False):
+            def at(delta):
+                p = {**params, k: (flat + delta * (np.arange(flat.size) == i)).reshape(params[k].shape)}
+                return loss_and_grads(spec, p, a_hat, xd, y, mask, masks)[0]
+            numeric = (at(1e-6) - at(-1e-6)) / 2e-6
+            assert numeric == pytest.approx(want[k].ravel()[i], rel=1e-5, abs=1e-9), (k, i)
+    # And the core's loss itself against central differences in its float32 weights.
+    k, i = "gcn1.weight", int(np.flatnonzero(np.abs(grads["gcn1.weight"]).ravel() > 1e-3)[0])
+    flat = params[k].ravel()
+    losses = []
+    for delta in (1e-2, -1e-2):
+        model.set_parameters({k: (flat + np.float32(delta) * (np.arange(flat.size) == i)).reshape(params[k].shape)
+                              .astype(np.float32)})
+        losses.append(model.gradients(g.core, y, mask, True)[0])
+    model.set_parameters({k: params[k]})
+    assert (losses[0] - losses[1]) / 2e-2 == pytest.approx(grads[k].ravel()[i], rel=2e-2)
+
+
+def test_input_dropout_on_standardised_sparse_features_is_refused_by_name():
     g = hulk.Graph(N, random_edges(), node_features=random_features())
     model = hulk.Sequential([hulk.nn.Dropout(0.5), hulk.nn.GCNConv(8), hulk.nn.ReLU(), hulk.nn.GCNConv(CLASSES)])
-    with pytest.raises(hulk.InputError, match=r"sparse node features.*input Dropout"):
+    with pytest.raises(hulk.InputError, match=r"sparse node features and layers\[0\] \(dropout\).*standardize=False"):
         model.fit(g, labels_for(), epochs=1)
-    # A Linear first layer takes them (the same sparse products as GCNConv's).
+    # Evaluation drops nothing: a model trained on the dense features predicts on sparse ones.
+    dense = hulk.Graph(N, random_edges(), node_features=random_features().toarray())
+    model.fit(dense, labels_for(), epochs=3)
+    np.testing.assert_allclose(model.predict_proba(g), model.predict_proba(dense), atol=1e-5)
+
+
+def test_relu_before_the_first_weights_on_sparse_features_is_refused_by_name():
+    g = hulk.Graph(N, random_edges(), node_features=random_features())
+    model = hulk.Sequential([hulk.nn.ReLU(), hulk.nn.GCNConv(CLASSES)], standardize=False)
+    with pytest.raises(hulk.InputError, match=r"sparse node features, which layers\[0\] \(relu\)"):
+        model.fit(g, labels_for(), epochs=1)
+
+
+def test_linear_first_layer_takes_sparse_features():
+    g = hulk.Graph(N, random_edges(), node_features=random_features())
     linear = hulk.Sequential([hulk.nn.Linear(8), hulk.nn.ReLU(), hulk.nn.GCNConv(CLASSES)], seed=1)
     history = linear.fit(g, labels_for(), epochs=5)
     dense = hulk.Sequential([hulk.nn.Linear(8), hulk.nn.ReLU(), hulk.nn.GCNConv(CLASSES)], seed=1)

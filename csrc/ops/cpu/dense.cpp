@@ -63,17 +63,26 @@ void relu_backward(const Tensor& y, const Tensor& dy, Tensor& dx) {
 }
 
 namespace {
-// Elements [begin, end) of dropout: the same decisions as dropout_keep (counter_hash's first two
-// mixes depend only on the seed and the stream, so they are taken once by the caller).
+// Dropout's factor for element i: scale if kept, else 0. The same decisions as dropout_keep
+// (counter_hash's first two mixes depend only on the seed and the stream, so they are taken
+// once by the caller). Branch-free (a kept element is a coin flip the branch predictor cannot
+// learn), and the 24 random bits go through a 32-bit conversion, which vectorises without
+// AVX-512DQ.
+inline float dropout_factor(uint64_t stream_hash, int64_t i, float p, float scale) {
+  const uint32_t bits = static_cast<uint32_t>(mix64(stream_hash ^ static_cast<uint64_t>(i)) >> 40);
+  const float u = static_cast<float>(static_cast<int32_t>(bits)) * (1.0f / 16777216.0f);
+  return u >= p ? scale : 0.0f;
+}
+
+// Elements [begin, end) of dropout, out of place and in place (one pointer: the model drops
+// its activations and gradients in place, and restrict-qualified aliases would be undefined).
 HULK_SIMD_CLONES void dropout_range(const float* __restrict src, float* __restrict dst, float p, float scale,
                                     uint64_t stream_hash, int64_t begin, int64_t end) {
-  // Branch-free (a kept element is a coin flip the branch predictor cannot learn), and the 24
-  // random bits go through a 32-bit conversion, which vectorises without AVX-512DQ.
-  for (int64_t i = begin; i < end; ++i) {
-    const uint32_t bits = static_cast<uint32_t>(mix64(stream_hash ^ static_cast<uint64_t>(i)) >> 40);
-    const float u = static_cast<float>(static_cast<int32_t>(bits)) * (1.0f / 16777216.0f);
-    dst[i] = src[i] * (u >= p ? scale : 0.0f);
-  }
+  for (int64_t i = begin; i < end; ++i) dst[i] = src[i] * dropout_factor(stream_hash, i, p, scale);
+}
+HULK_SIMD_CLONES void dropout_range_in_place(float* __restrict t, float p, float scale, uint64_t stream_hash,
+                                             int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) t[i] *= dropout_factor(stream_hash, i, p, scale);
 }
 }  // namespace
 
@@ -82,7 +91,7 @@ void dropout(const Tensor& in, float p, uint64_t seed, uint64_t step, Tensor& ou
   const float* src = in.data();
   float* dst = out.data();
   if (p == 0.0f) {  // dropout_keep keeps everything at p = 0
-    std::copy(src, src + in.size(), dst);
+    if (src != dst) std::copy(src, src + in.size(), dst);
     return;
   }
   const uint64_t stream_hash = mix64(mix64(seed) ^ step);
@@ -90,7 +99,12 @@ void dropout(const Tensor& in, float p, uint64_t seed, uint64_t step, Tensor& ou
   const int64_t chunks = (in.size() + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    dropout_range(src, dst, p, scale, stream_hash, c * kChunk, std::min(in.size(), (c + 1) * kChunk));
+    const int64_t begin = c * kChunk, end = std::min(in.size(), (c + 1) * kChunk);
+    if (src == dst) {
+      dropout_range_in_place(dst, p, scale, stream_hash, begin, end);
+    } else {
+      dropout_range(src, dst, p, scale, stream_hash, begin, end);
+    }
   }
 }
 

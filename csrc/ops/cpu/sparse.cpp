@@ -5,6 +5,7 @@
 
 #include "csrc/ops/backends.h"
 #include "csrc/ops/cpu/simd_clones.h"
+#include "csrc/rng.h"
 
 namespace hulk::ops::cpu {
 
@@ -80,6 +81,23 @@ void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighte
   } else {
     spmm_rows<false>(a, x, f, out);
   }
+}
+
+void dropout_csr(const Csr& x, float p, uint64_t seed, uint64_t step, Csr& out) {
+  const float scale = 1.0f / (1.0f - p);
+  const auto cols = static_cast<uint64_t>(x.num_cols);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < x.num_rows; ++r) {
+    for (int64_t k = x.indptr[r]; k < x.indptr[r + 1]; ++k) {
+      const uint64_t index = static_cast<uint64_t>(r) * cols + static_cast<uint64_t>(x.indices[k]);
+      out.values[k] = x.values[k] * (dropout_keep(p, seed, step, index) ? scale : 0.0f);
+    }
+  }
+}
+
+void gather_csr_values(const Csr& src, Csr& out) {
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < out.nnz(); ++k) out.values[k] = src.values[out.edge_ids[k]];
 }
 
 void segment_sum_edges(const Csr& a, const Tensor& e, Tensor& out) {
