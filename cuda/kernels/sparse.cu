@@ -262,7 +262,10 @@ __global__ void gather_values_kernel(int64_t nnz, const int64_t* __restrict__ po
 }
 
 // The values of a CSR's device copy, to rewrite: DeviceCsr is shared read-only for its
-// structure, but an input Dropout's CSR changes its values each step (ops.h dropout_csr).
+// structure, but an input Dropout's CSR changes its values each step (ops.h dropout_csr). The
+// cuSPARSE path's state stays valid: cusparseSpMM_preprocess serves later calls "with the same
+// sparsity pattern" (cuSPARSE documentation, cusparseSpMM), and the descriptors point at these
+// same arrays.
 float* device_values(const Csr& a) { return const_cast<float*>(a.on_device().values.data()); }
 
 }  // namespace

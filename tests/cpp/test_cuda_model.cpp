@@ -46,6 +46,28 @@ void expect_same_losses(const std::vector<hulk::nn::EpochStats>& got, const std:
   }
 }
 
+// 20 epochs of the same model from the same start on the CPU and on CUDA: the same loss curve,
+// and a falling one.
+void expect_trains_as_on_the_cpu(const Graph& g, const std::vector<int64_t>& labels, const ModelConfig& c) {
+  Model cpu(c), gpu(c);
+  gpu.to(Device::CUDA);
+  hulk::nn::TrainOptions opts;
+  opts.epochs = 20;
+  opts.weight_decay = 0.0f;
+  const auto want = cpu.fit(g, labels, {}, {}, opts);
+  expect_same_losses(gpu.fit(g, labels, {}, {}, opts), want);
+  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+}
+
+// n nodes on a skewed random graph, f sparse features at 1% (column 4 full: a long row of the
+// transpose).
+Graph sparse_feature_graph(int64_t n, int64_t f, uint32_t seed) {
+  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 700, true, /*weighted=*/false, seed);
+  std::mt19937 rng(seed + 1);
+  return Graph(n, el.src, el.dst, ref::random_csr(n, f, 0.01, rng, -1, /*full_col=*/4), Tensor(el.num_edges(), 0), {},
+               true);
+}
+
 ModelConfig config(bool edge_pool, hulk::ops::Pooling pooling, bool per_edge, float dropout) {
   ModelConfig c;
   c.in_features = 5;
@@ -113,24 +135,14 @@ TEST_F(CudaModel, LayerStackMatchesCpu) {
               LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Linear, 12, 0.0f, NAN},
               LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN},
               LayerSpec{LayerKind::GcnConv, c.num_classes, 0.0f, NAN}};
-  Model cpu(c), gpu(c);
-  gpu.to(Device::CUDA);
-  hulk::nn::TrainOptions opts;
-  opts.epochs = 20;
-  opts.weight_decay = 0.0f;
-  const auto want = cpu.fit(g, labels, {}, {}, opts);
-  expect_same_losses(gpu.fit(g, labels, {}, {}, opts), want);
-  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+  expect_trains_as_on_the_cpu(g, labels, c);
 }
 
 // Issue 20: sparse node features (the first layer's products as SpMMs with the feature CSR and
 // its transpose, standardised without densifying) on CUDA against the CPU.
 TEST_F(CudaModel, SparseFeaturesTrainAsOnTheCpu) {
   const int64_t n = 300, f = 700;
-  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 700, true, /*weighted=*/false, 9);
-  std::mt19937 rng(10);
-  const Graph g(n, el.src, el.dst, ref::random_csr(n, f, 0.01, rng, -1, /*full_col=*/4), Tensor(el.num_edges(), 0),
-                {}, true);
+  const Graph g = sparse_feature_graph(n, f, 9);
   const auto labels = ref::random_labels(n, 4, 11);
   ModelConfig c;
   c.in_features = f;
@@ -160,10 +172,7 @@ TEST_F(CudaModel, SparseInputDropoutTrainsAsOnTheCpu) {
   using hulk::nn::LayerKind;
   using hulk::nn::LayerSpec;
   const int64_t n = 300, f = 700;
-  const ref::EdgeList el = ref::random_graph(ref::GraphKind::Skewed, n, 700, true, /*weighted=*/false, 12);
-  std::mt19937 rng(13);
-  const Graph g(n, el.src, el.dst, ref::random_csr(n, f, 0.01, rng, -1, /*full_col=*/4), Tensor(el.num_edges(), 0),
-                {}, true);
+  const Graph g = sparse_feature_graph(n, f, 12);
   const auto labels = ref::random_labels(n, 4, 14);
   ModelConfig c;
   c.in_features = f;
@@ -173,14 +182,7 @@ TEST_F(CudaModel, SparseInputDropoutTrainsAsOnTheCpu) {
   c.layers = {LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN}, LayerSpec{LayerKind::GcnConv, 16, 0.0f, 5e-4f},
               LayerSpec{LayerKind::ReLU, 0, 0.0f, NAN},    LayerSpec{LayerKind::Dropout, 0, 0.5f, NAN},
               LayerSpec{LayerKind::GcnConv, c.num_classes, 0.0f, NAN}};
-  Model cpu(c), gpu(c);
-  gpu.to(Device::CUDA);
-  hulk::nn::TrainOptions opts;
-  opts.epochs = 20;
-  opts.weight_decay = 0.0f;
-  const auto want = cpu.fit(g, labels, {}, {}, opts);
-  expect_same_losses(gpu.fit(g, labels, {}, {}, opts), want);
-  EXPECT_LT(want.back().train_loss, want.front().train_loss);
+  expect_trains_as_on_the_cpu(g, labels, c);
 }
 
 // Labels and masks go to the device once per fit; an epoch then copies one thing back (its
