@@ -86,11 +86,15 @@ void spmm_host(const Csr& a, const float* x, int64_t f, float* out, bool weighte
 void dropout_csr(const Csr& x, float p, uint64_t seed, uint64_t step, Csr& out) {
   const float scale = 1.0f / (1.0f - p);
   const auto cols = static_cast<uint64_t>(x.num_cols);
+  // dropout_keep's decision with counter_hash's first two mixes (seed and stream only) taken
+  // once, as the dense op does.
+  const uint64_t stream_hash = mix64(mix64(seed) ^ step);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < x.num_rows; ++r) {
     for (int64_t k = x.indptr[r]; k < x.indptr[r + 1]; ++k) {
       const uint64_t index = static_cast<uint64_t>(r) * cols + static_cast<uint64_t>(x.indices[k]);
-      out.values[k] = x.values[k] * (dropout_keep(p, seed, step, index) ? scale : 0.0f);
+      const float u = static_cast<float>(mix64(stream_hash ^ index) >> 40) * (1.0f / 16777216.0f);
+      out.values[k] = x.values[k] * (p == 0.0f || u >= p ? scale : 0.0f);
     }
   }
 }
