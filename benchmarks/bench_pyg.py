@@ -227,7 +227,7 @@ def section(rows, args, total_s, load_start, versions) -> list[str]:
              "Machine:", "",
              f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores; {total_memory_gb() or 0:.1f} GiB RAM",
              f"- OS: {platform.platform()}; Python {platform.python_version()}",
-             f"- {versions}; both on {args.threads} threads", "",
+             f"- {versions}; both on {args.threads} thread{'s' if args.threads != 1 else ''}", "",
              "Model: Dropout(0.5) -> GCNConv(F, H) -> ReLU -> Dropout(0.5) -> GCNConv(H, C), Adam lr 0.01, L2 5e-4 on "
              "the first layer. Epoch = training step + evaluation forward. Synthetic graphs of the public data sets' "
              f"sizes, features at {DENSITY:.0%} density (row-normalised). Medians of {args.epochs} epochs after "
