@@ -237,6 +237,7 @@ void bind_plan(py::module_& m) {
       .def("add_classification", &AnytimePlanner::add_classification, py::arg("source"), py::arg("classes"),
            py::arg("grow_rounds"), py::call_guard<py::gil_scoped_release>())
       .def("add_send_time_start", &AnytimePlanner::add_send_time_start, py::call_guard<py::gil_scoped_release>())
+      .def("descend_best", &AnytimePlanner::descend_best, py::arg("share"), py::call_guard<py::gil_scoped_release>())
       .def("finish", &AnytimePlanner::finish, py::call_guard<py::gil_scoped_release>());
   m.def("plan_hulk", [](const Cluster& c, Jobs j, const std::vector<int64_t>& classes) {
     py::gil_scoped_release release;

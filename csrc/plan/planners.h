@@ -89,7 +89,8 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // and share the first 60% of the budget: Search's starts (add_search_starts: plan_search's own,
 // in its order; Hulk runs the first two, then its cheap classifications, then the other six,
 // so it has every start Search has when time allows), Hulk's classifications
-// (add_classification: the GNN's proposal, the greedy rule, the region heuristic), each through
+// (add_classification: the GNN's proposal, the greedy rule, the region heuristic; descend_best
+// after the cheap ones), each through
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are
 // disjoint, grown further as Search grows its starts (closest idle machines, any region), and
 // Search's greedy start by send time (add_send_time_start). A step after the first runs only
@@ -118,6 +119,10 @@ class AnytimePlanner {
   // Search's greedy start (closest free machines until the job fits, then idle machines to the
   // bottleneck jobs) with distances in send time of a job's boundary activations, not latency.
   void add_send_time_start();
+  // The descent on the last job (csrc/plan/descent.h) from the best start so far, until `share`
+  // of the budget has passed; the result becomes one of Hulk's starts. Run early, it makes a good
+  // plan exist before the slower sources, whatever they cost.
+  void descend_best(double share);
   // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
   void record_step(double seconds);
   void skip(const std::string& source);  // named in the notes as left out for lack of time

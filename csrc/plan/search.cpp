@@ -738,6 +738,7 @@ struct AnytimePlanner::State {
     Plan plan;
   };
   std::vector<Candidate> candidates;
+  Descent descent;  // the descents' steps and layouts, early and in finish()
   std::vector<int64_t> hulk_best;  // the best of Hulk's own candidates as a start
   Score hulk_score;
   std::string hulk_name;
@@ -830,6 +831,22 @@ void AnytimePlanner::add_send_time_start() {
   record_step(seconds_since(ts));
 }
 
+void AnytimePlanner::descend_best(double share) {
+  State& s = *s_;
+  const bool hulk_better = !s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score);
+  std::vector<int64_t> a = hulk_better ? s.hulk_best : s.st.best;
+  if (a.empty()) return;
+  const std::string from = hulk_better ? s.hulk_name : "Search's start \"" + s.st.name + "\"";
+  const double until = std::min(share, 1.0) * s.opts.time_limit_s;
+  const Descent d = descend_last_job(s.c, s.jobs, s.ev, a, [&] { return seconds_since(s.t0) >= until; });
+  s.descent.steps += d.steps;
+  s.descent.evaluations += d.evaluations;
+  s.started = true;
+  if (d.steps == 0) return;
+  const Score score = s.ev.score(a);
+  s.add_start(from + " after the descent on the last job", std::move(a), score);
+}
+
 Plan AnytimePlanner::finish() {
   State& s = *s_;
   // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
@@ -860,7 +877,7 @@ Plan AnytimePlanner::finish() {
   // check.
   Walk walk;
   IdleCheck idle;
-  Descent descent;
+  Descent& descent = s.descent;
   const auto out_of_time = [&] { return s.out_of_time(); };
   if (!s.st.best.empty()) {
     // The descent on the last job first (it gets there in a few hundred layouts where the

@@ -231,7 +231,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
 
     The candidate sources share the first 60% of the budget, in this order: Search's first two
     starts (each job on the fewest machines; the greedy rule's groups grown as Search grows
-    them), the greedy rule's groups and the GNN's proposal (the learned planner), Search's six
+    them), the greedy rule's groups and the GNN's proposal (the learned planner), the descent on
+    the last job from the best of these (until 30% of the budget at most), Search's six
     other starts, the region heuristic's groups (Algorithm 1 on them is shared with Search's
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
@@ -261,6 +262,7 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     for source, make in sources:
         if source != _HEURISTIC_SOURCE:
             add(source, make)
+    planner.descend_best(_EARLY_DESCENT_SHARE)  # a good plan before the slower sources
     # The rest of Search's starts, then the region heuristic's groups: Search's "Hulk" start is
     # Algorithm 1 on the same groups, computed once for both (tenths of a second when a job's
     # group holds thousands of machines), and after the cheaper starts the skip rule knows more.
@@ -286,6 +288,9 @@ def _budget_too_short(time_limit_s, what: str) -> InputError:
 
 
 _HEURISTIC_SOURCE = "the region heuristic's groups"
+# The early descent on the best start ends by this share of the budget (the candidate sources
+# share the first 60%; csrc/plan/search.cpp kSourceShare).
+_EARLY_DESCENT_SHARE = 0.3
 
 
 def _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes) -> list:

@@ -180,6 +180,7 @@ TEST(PlanSearch, AnytimeHulkIsNoWorseThanSearchOrItsCandidates) {
       AnytimePlanner a(c, jobs, o);
       a.add_search_starts(0, 2);
       a.add_classification("the greedy rule's groups", greedy_classes(c, jobs), 8);
+      a.descend_best(0.3);  // as plan(..., "hulk") does after its cheap sources
       a.add_classification("the region heuristic's groups", heuristic_classes(c, jobs), 8);
       a.add_search_starts(2, AnytimePlanner::kSearchStarts);
       return a.finish();
