@@ -12,6 +12,11 @@ namespace hulk::plan::detail {
 struct Descent {
   int64_t steps = 0;        // moves taken
   int64_t evaluations = 0;  // groups laid out (cache hits included)
+  Descent& operator+=(const Descent& o) {
+    steps += o.steps;
+    evaluations += o.evaluations;
+    return *this;
+  }
 };
 
 // Improves a concurrent assignment (job index per machine, -1 idle) in place. Each step looks

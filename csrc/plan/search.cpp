@@ -839,8 +839,7 @@ void AnytimePlanner::descend_best(double share) {
   const std::string from = hulk_better ? s.hulk_name : "Search's start \"" + s.st.name + "\"";
   const double until = std::min(share, 1.0) * s.opts.time_limit_s;
   const Descent d = descend_last_job(s.c, s.jobs, s.ev, a, [&] { return seconds_since(s.t0) >= until; });
-  s.descent.steps += d.steps;
-  s.descent.evaluations += d.evaluations;
+  s.descent += d;
   s.started = true;
   if (d.steps == 0) return;
   const Score score = s.ev.score(a);
@@ -856,9 +855,9 @@ Plan AnytimePlanner::finish() {
        {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
         {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
     if (have) s.candidates.push_back({what, *plan});
-  // Search's walks when its best start is the best candidate (Hulk's walk is then Search's
-  // own); otherwise one walk from Hulk's best candidate and one from Search's best start, each
-  // with half the time and moves (an annealing walk from a worse start often ends better).
+  // The walks start from Search's best start when it is the best candidate; otherwise from
+  // Hulk's best candidate and from Search's best start, each with half the time and moves (an
+  // annealing walk from a worse start often ends better).
   std::string walked = "from Search's best start, \"" + s.st.name + "\" (and its start \"Hulk\" when that differs)";
   if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
     walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : " and from Search's best start, \"" + s.st.name + "\"");
@@ -872,9 +871,8 @@ Plan AnytimePlanner::finish() {
     if (score_of(s.candidates[k].plan) < score_of(s.candidates[k_best].plan)) k_best = k;
   if (s.candidates.empty()) throw std::invalid_argument("AnytimePlanner::finish: no candidate was added");
   const Plan before = s.candidates[k_best].plan;
-  // Search's walks from the best start for the time left but a reserve for the idle check (so
-  // that, from Search's best start, Hulk's walk is Search's own: the check only adds), then the
-  // check.
+  // The descent, then the walks for the time left but a reserve for the idle check, then the
+  // check and the descent again.
   Walk walk;
   IdleCheck idle;
   Descent& descent = s.descent;
@@ -882,14 +880,9 @@ Plan AnytimePlanner::finish() {
   if (!s.st.best.empty()) {
     // The descent on the last job first (it gets there in a few hundred layouts where the
     // walk's uniform draws rarely touch that job), from both walks' starts.
-    for (auto* start : {&s.st.best, &s.st.hulk_start}) {
-      if (start->empty()) continue;
-      const Descent d = descend_last_job(s.c, s.jobs, s.ev, *start, out_of_time);
-      descent.steps += d.steps;
-      descent.evaluations += d.evaluations;
-    }
-    s.st.score = s.ev.score(s.st.best);
-    if (!s.st.hulk_start.empty() && s.ev.score(s.st.hulk_start) < s.st.score) std::swap(s.st.best, s.st.hulk_start);
+    for (auto* start : {&s.st.best, &s.st.hulk_start})
+      if (!start->empty()) descent += descend_last_job(s.c, s.jobs, s.ev, *start, out_of_time);
+    if (!s.st.hulk_start.empty() && s.ev.score(s.st.hulk_start) < s.ev.score(s.st.best)) std::swap(s.st.best, s.st.hulk_start);
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
@@ -898,9 +891,7 @@ Plan AnytimePlanner::finish() {
   Plan p = before;
   if (!walk.best.empty()) {
     idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
-    const Descent d = descend_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
-    descent.steps += d.steps;
-    descent.evaluations += d.evaluations;
+    descent += descend_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
     Plan q = plan_from_assignment(s.c, s.jobs, walk.best, "hulk");
     if (score_of(q) < score_of(p)) p = std::move(q);
   }
