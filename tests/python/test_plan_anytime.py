@@ -2,7 +2,8 @@
 
 Every test here is deterministic: a move cap (max_iterations / refine_iterations) with a time
 limit far above what the moves take, or a budget of 1e-9 s, where every step after the first is
-left out whatever the machine's speed. No test asserts a time.
+left out whatever the machine's speed, except test_the_walk_gets_time_after_slow_descents, which
+needs the clock but has a wide margin. No test asserts a time.
 """
 
 from __future__ import annotations
@@ -128,6 +129,20 @@ def test_idle_machines_left_are_justified_by_the_cost_model(planned):
         assert len(note) == 1 and f"{len(idle)} machine(s) stay idle" in note[0] and jobs[last] in note[0], h.notes
         checked += 1
     assert checked >= 1  # not vacuous: some plan leaves machines idle
+
+
+def test_the_walk_gets_time_after_slow_descents():
+    """The one test here that runs on the clock (it asserts no time, only that the walk ran).
+    On this cluster a step of the descent on the last job lays out ~1,000 groups of ~100
+    machines, milliseconds each; unbounded, the descents used a 2 s budget to the end and the
+    walk made no move (it stayed at 1.12x Search's plan at 30 s). They now end by half the time
+    left, so the walk always runs: hundreds of moves here, where one costs a few milliseconds."""
+    c = generate.generate_cluster(1000, seed=3004, mode="measured", machines_per_region=(1, 8), gpus_per_machine=8)
+    h = planners.plan(c, PAPER4, "hulk", time_limit_s=2.0, seed=0)
+    refinement = h.notes[1]
+    assert refinement.startswith("hulk: refinement ("), refinement
+    moves = int(refinement[len("hulk: refinement ("):].split(" ")[0])
+    assert moves > 0, refinement
 
 
 def test_growth_and_refinement_cross_regions():
