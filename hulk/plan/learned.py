@@ -73,6 +73,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._device import get_num_threads, set_num_threads
 from .._io import check_input_path, read_json_file, write_temp
 from ..gnn import GNN
 from ..graph import Graph
@@ -226,6 +227,20 @@ def rule_groups(cluster, jobs) -> tuple:
 # The learned planner: a GNN plus its encoding
 # --------------------------------------------------------------------------------------------
 
+def _on_one_thread(predict, graph: Graph) -> np.ndarray:
+    """``predict(graph)`` on one thread, the caller's thread count restored after. Why: a
+    cluster's graph has at most tens of thousands of nodes, where a second thread saves nothing
+    (18 ms either way at 20,000 machines, 2-core VM), while starting OpenMP's pool cost 85-98 ms,
+    and a parallel region stalled up to 80 ms more, whenever another process held the other
+    core: on a 0.1 s planning budget that is the whole budget."""
+    before = get_num_threads()
+    set_num_threads(1)
+    try:
+        return predict(graph)
+    finally:
+        set_num_threads(before)
+
+
 class LearnedPlanner:
     """A trained GNN with the encoding it was trained with. :meth:`classify` gives the job index
     per machine (-1 idle) for ``hulk.plan.plan(..., "hulk", model=...)``."""
@@ -241,7 +256,11 @@ class LearnedPlanner:
         return encode(cluster, jobs, max_jobs=self.max_jobs, k_local=self.k_local, k_remote=self.k_remote)
 
     def predict_slots(self, cluster, jobs) -> np.ndarray:
-        return self.gnn.predict(self.encode(cluster, jobs))
+        return _on_one_thread(self.gnn.predict, self.encode(cluster, jobs))
+
+    def _predict_proba(self, graph: Graph) -> np.ndarray:
+        """The GNN's probabilities [N, slots] (on one thread, see _on_one_thread)."""
+        return _on_one_thread(self.gnn.predict_proba, graph)
 
     def proposals(self, cluster, jobs) -> list[np.ndarray]:
         """The classifications Hulk chooses from: the greedy rule's groups, then (when it differs)
@@ -250,7 +269,7 @@ class LearnedPlanner:
         Each is a job index per machine [N] (-1 idle)."""
         job_specs = as_model_specs(jobs)
         cluster = as_cluster(cluster)
-        proba = self.gnn.predict_proba(self.encode(cluster, job_specs))
+        proba = self._predict_proba(self.encode(cluster, job_specs))
         memory, rule = rule_groups(cluster, job_specs)
         tried, best, best_s = [rule.tolist()], None, math.inf
         for t in THRESHOLDS:
@@ -272,7 +291,7 @@ class LearnedPlanner:
         job_specs = as_model_specs(jobs)
         cluster = as_cluster(cluster)
         if not keep_better_of_rule:
-            proba = self.gnn.predict_proba(self.encode(cluster, job_specs))
+            proba = self._predict_proba(self.encode(cluster, job_specs))
             memory, rule = rule_groups(cluster, job_specs)
             return decode_groups(proba, memory, job_specs, rule)
         candidates = self.proposals(cluster, job_specs)

@@ -156,6 +156,33 @@ def test_shipped_model_loads_and_plans(small_cluster):
     assert p.planning_s > 0
 
 
+def test_inference_runs_on_one_thread_and_restores_the_callers_count(small_cluster, monkeypatch):
+    pl = learned.default_planner()
+    jobs = list(models.PAPER_JOBS_4)
+    expected = pl.proposals(small_cluster, jobs)
+    seen = []
+    real = pl.gnn.predict_proba
+
+    def spy(graph):
+        seen.append(hulk.get_num_threads())
+        return real(graph)
+
+    before = hulk.get_num_threads()
+    try:
+        hulk.set_num_threads(3)
+        monkeypatch.setattr(pl.gnn, "predict_proba", spy)
+        got = pl.proposals(small_cluster, jobs)
+        assert seen == [1]  # inside the planner's inference
+        assert hulk.get_num_threads() == 3  # the caller's count, restored
+        assert [a.tolist() for a in got] == [a.tolist() for a in expected]
+        monkeypatch.setattr(pl.gnn, "predict_proba", lambda graph: (_ for _ in ()).throw(RuntimeError("boom")))
+        with pytest.raises(RuntimeError, match="boom"):
+            pl.proposals(small_cluster, jobs)
+        assert hulk.get_num_threads() == 3  # restored after an error too
+    finally:
+        hulk.set_num_threads(before)
+
+
 def test_refinement_never_worsens_hulk(small_cluster, tiny_planner):
     pl, _ = tiny_planner
     raw = planners.plan(small_cluster, JOBS3, "hulk", model=pl, refine_iterations=0)
