@@ -227,6 +227,32 @@ def ablation_lines(rows: list, reference_s: float) -> list:
     return out
 
 
+def job_set_lines(rows: list) -> list:
+    """Hulk(t) / Search(t), mean / worst, per mode, job set and size, a column per budget; only
+    when the file holds more than one job set (the tables above pool them)."""
+    plans = {(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"]): r for r in rows}
+    cells, budgets = {}, set()
+    for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
+        same = plans.get((mode, n, inst, job_set, seed, "search", budget))
+        if planner != "hulk" or same is None or not (r["feasible"] and same["feasible"]):
+            continue
+        cells.setdefault((mode, job_set, n), {}).setdefault(budget, []).append(r["makespan_s"] / same["makespan_s"])
+        budgets.add(budget)
+    if len({k[1] for k in cells}) < 2:
+        return []
+    order = {"bundled": 0, "paper": 1, "measured": 2}
+    cols = sorted(budgets)
+    out = ["", "Hulk(t) / Search(t) by job set, mean / worst over the clusters (a column per budget t in s).", "",
+           "| mode | job set | machines | " + " | ".join(f"{b:g}" for b in cols) + " |",
+           "|---|---|---:|" + "---:|" * len(cols)]
+    sets = list(JOB_SETS)
+    for (mode, job_set, n) in sorted(cells, key=lambda x: (order.get(x[0], 9), sets.index(x[1]) if x[1] in sets else 99,
+                                                            x[1], x[2])):
+        c = cells[(mode, job_set, n)]
+        out.append(f"| {mode} | {job_set} | {n:,} | " + " | ".join(_mw(c.get(b, [])) for b in cols) + " |")
+    return out
+
+
 def _mw(v: list) -> str:
     return f"{sum(v) / len(v):.3f} / {max(v):.3f}" if v else "-"
 
@@ -254,7 +280,7 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
         o = old[(mode, n)]
         out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
                    f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
-    return out + ablation_lines(rows, reference_s)
+    return out + job_set_lines(rows) + ablation_lines(rows, reference_s)
 
 
 def report(args) -> None:
