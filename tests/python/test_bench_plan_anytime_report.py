@@ -1,0 +1,61 @@
+"""The anytime benchmark's report (benchmarks/bench_plan_anytime.py --report), on hand-made rows:
+the ratios and the by-job-set table are what the rows say, computed by hand here."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_plan_anytime.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_plan_anytime", _PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(job_set, instance, planner, budget, makespan, mode="measured", n=47):
+    return {"kind": "plan", "mode": mode, "n": n, "instance": instance, "cluster_seed": 3000 + instance,
+            "job_set": job_set, "planner": planner, "budget_s": budget, "seed": 0, "wall_s": budget,
+            "planning_s": budget, "feasible": makespan is not None, "makespan_s": makespan, "machines": n,
+            "regions": 3}
+
+
+def _rows():
+    rows = []
+    # paper4: two clusters; Hulk/Search at 1 s = 0.9 and 1.05; at 60 s only Search (the reference)
+    for k, (h, s) in enumerate([(90.0, 100.0), (105.0, 100.0)]):
+        rows += [_row("paper4", k, "hulk", 1.0, h), _row("paper4", k, "search", 1.0, s),
+                 _row("paper4", k, "search", 60.0, 80.0)]
+    # the second set: one cluster, Hulk/Search = 0.5 at 1 s; Hulk has no plan at 0.1 s (left out of the ratios)
+    rows += [_row("OPT+RoBERTa+BERT", 0, "hulk", 1.0, 50.0), _row("OPT+RoBERTa+BERT", 0, "search", 1.0, 100.0),
+             _row("OPT+RoBERTa+BERT", 0, "hulk", 0.1, None), _row("OPT+RoBERTa+BERT", 0, "search", 0.1, 100.0),
+             _row("OPT+RoBERTa+BERT", 0, "search", 60.0, 100.0)]
+    return rows
+
+
+def test_job_set_table_gives_each_sets_mean_and_worst(bench):
+    lines = bench.job_set_lines(_rows())
+    table = [line for line in lines if line.startswith("| measured")]
+    # a column per budget with a ratio (none at 0.1 s: Hulk had no plan there); paper4 first
+    assert lines[3] == "| mode | job set | machines | 1 |"
+    assert table == ["| measured | paper4 | 47 | 0.975 / 1.050 |",
+                     "| measured | OPT+RoBERTa+BERT | 47 | 0.500 / 0.500 |"]
+
+
+def test_job_set_table_is_left_out_for_one_job_set(bench):
+    assert bench.job_set_lines([r for r in _rows() if r["job_set"] == "paper4"]) == []
+
+
+def test_main_table_pools_the_job_sets_over_the_reference(bench):
+    lines = bench.report_lines(_rows(), [], 60.0)
+    one_second = [line for line in lines if line.startswith("| measured | 47 | 1 |")]
+    # Hulk(1 s)/Search(60 s): 90/80, 105/80, 50/100; Search(1 s)/Search(60 s): 100/80 twice, 100/100
+    assert one_second == ["| measured | 47 | 1 | 3 | 0.979 / 1.312 | 1.167 / 1.250 | 0.817 / 1.050 | 1.00 / 1.00 | 0 / 0 |"]
+    tenth = [line for line in lines if line.startswith("| measured | 47 | 0.1 |")]
+    assert tenth == ["| measured | 47 | 0.1 | 1 | - | 1.000 / 1.000 | - | 0.10 / 0.10 | 1 / 0 |"]
