@@ -163,15 +163,21 @@ def machine() -> str:
 # Report
 # ---------------------------------------------------------------------------------------------
 
+MODE_ORDER = {"bundled": 0, "paper": 1, "measured": 2}  # the tables' row order
+
+
+def plans_by_key(rows: list) -> dict:
+    """(mode, n, instance, job set, seed, planner, budget) -> row; a later row replaces an earlier one."""
+    return {(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"]): r for r in rows}
+
+
 def summarise(rows: list, reference_s: float) -> tuple[dict, dict]:
     """(cells, old): cells[(mode, n, budget)] and old[(mode, n)] with ratio lists and counts.
 
     An instance is (mode, n, instance, job set, seed); ratios are over Search at ``reference_s``
     on the same instance and only where both plans exist; 'no plan' counts an instance where the
     planner has none and the reference has one."""
-    plans = {}
-    for r in rows:
-        plans[(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"])] = r
+    plans = plans_by_key(rows)
     cells, old = {}, {}
     for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
         if planner != "hulk":
@@ -201,7 +207,7 @@ def summarise(rows: list, reference_s: float) -> tuple[dict, dict]:
 
 def ablation_lines(rows: list, reference_s: float) -> list:
     """Per mode and size: each ablation over Hulk at the same budget and over the reference."""
-    plans = {(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"]): r for r in rows}
+    plans = plans_by_key(rows)
     cells = {}
     for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
         full = plans.get((mode, n, inst, job_set, seed, "hulk", budget))
@@ -214,7 +220,7 @@ def ablation_lines(rows: list, reference_s: float) -> list:
             c["vs_ref"].append(r["makespan_s"] / ref["makespan_s"])
     if not cells:
         return []
-    order = {"bundled": 0, "paper": 1, "measured": 2}
+    order = MODE_ORDER
     out = ["", "Ablations (Hulk without one part, same budget): `hulk-greedy` = no GNN (`model=\"greedy\"`), "
            "`hulk-no-growth` = `grow_rounds=0`, `hulk-no-refine` = `refine_iterations=0` (Hulk's own candidates "
            "through Algorithm 1 and growth, no Search starts, no refinement).", "",
@@ -230,7 +236,7 @@ def ablation_lines(rows: list, reference_s: float) -> list:
 def job_set_lines(rows: list) -> list:
     """Hulk(t) / Search(t), mean / worst, per mode, job set and size, a column per budget; only
     when the file holds more than one job set (the tables above pool them)."""
-    plans = {(r["mode"], r["n"], r["instance"], r["job_set"], r["seed"], r["planner"], r["budget_s"]): r for r in rows}
+    plans = plans_by_key(rows)
     cells, budgets = {}, set()
     for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
         same = plans.get((mode, n, inst, job_set, seed, "search", budget))
@@ -240,7 +246,7 @@ def job_set_lines(rows: list) -> list:
         budgets.add(budget)
     if len({k[1] for k in cells}) < 2:
         return []
-    order = {"bundled": 0, "paper": 1, "measured": 2}
+    order = MODE_ORDER
     cols = sorted(budgets)
     out = ["", "Hulk(t) / Search(t) by job set, mean / worst over the clusters (a column per budget t in s).", "",
            "| mode | job set | machines | " + " | ".join(f"{b:g}" for b in cols) + " |",
@@ -259,7 +265,7 @@ def _mw(v: list) -> str:
 
 def report_lines(rows: list, meta: list, reference_s: float) -> list:
     cells, old = summarise(rows, reference_s)
-    order = {"bundled": 0, "paper": 1, "measured": 2}
+    order = MODE_ORDER
     ref = f"Search({reference_s:g} s)"
     out = [f"| mode | machines | budget s | instances (clusters x job sets) | Hulk(t) / {ref} mean / worst | "
            f"Search(t) / {ref} mean / worst | Hulk(t) / Search(t) mean / worst | Hulk planning s mean / max | "
