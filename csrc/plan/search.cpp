@@ -642,7 +642,9 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
                                  std::vector<int64_t>& assign, const std::function<bool()>& out_of_time) {
   IdleCheck out;
   const int64_t N = c.size();
-  release_unused(c, jobs, ev, assign);
+  // Out of time already: only the note (release_unused and the distances cost tens of ms at
+  // 20,000 machines).
+  if (!out_of_time()) release_unused(c, jobs, ev, assign);
   for (;;) {
     const auto g = groups_of(assign, jobs.size());
     const auto [j, worst] = last_job(ev, g);
@@ -651,25 +653,27 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
       if (assign[static_cast<size_t>(x)] < 0) idle.push_back(x);
     if (j < 0 || idle.empty() || !std::isfinite(worst)) return out;
     const auto& gj = g[static_cast<size_t>(j)];
-    std::vector<double> d(static_cast<size_t>(N), kInf);
-    for (int64_t x : idle)
-      for (int64_t y : gj) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
-    std::stable_sort(idle.begin(), idle.end(), [&](int64_t a, int64_t b) {
-      const double da = d[static_cast<size_t>(a)], db = d[static_cast<size_t>(b)];
-      return da < db || (da == db && c.machine(a).tflops > c.machine(b).tflops);
-    });
-    // Batches up to four replicas' worth (plus 16): a job on a few machines gains nothing from
-    // thousands more, and laying out such a group costs seconds at 20,000 machines.
-    const size_t cap = std::min(idle.size(), 4 * gj.size() + 16);
-    std::vector<size_t> sizes;
-    for (size_t k = 1; k < cap; k *= 2) sizes.push_back(k);
-    sizes.push_back(cap);
-    if (gj.size() <= cap) sizes.push_back(gj.size());
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     double best = kInf;
     size_t best_k = 0, offered = 0;
-    bool cut = false;
+    bool cut = out_of_time();
+    std::vector<size_t> sizes;
+    if (!cut) {
+      std::vector<double> d(static_cast<size_t>(N), kInf);
+      for (int64_t x : idle)
+        for (int64_t y : gj) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+      std::stable_sort(idle.begin(), idle.end(), [&](int64_t a, int64_t b) {
+        const double da = d[static_cast<size_t>(a)], db = d[static_cast<size_t>(b)];
+        return da < db || (da == db && c.machine(a).tflops > c.machine(b).tflops);
+      });
+      // Batches up to four replicas' worth (plus 16): a job on a few machines gains nothing from
+      // thousands more, and laying out such a group costs seconds at 20,000 machines.
+      const size_t cap = std::min(idle.size(), 4 * gj.size() + 16);
+      for (size_t k = 1; k < cap; k *= 2) sizes.push_back(k);
+      sizes.push_back(cap);
+      if (gj.size() <= cap) sizes.push_back(gj.size());
+      std::sort(sizes.begin(), sizes.end());
+      sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    }
     for (size_t k : sizes) {
       if (out_of_time()) {
         cut = true;
@@ -746,6 +750,15 @@ struct AnytimePlanner::State {
   State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
       : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
   bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
+  // plan_from_assignment, once per assignment: the walk often returns one of the starts (at
+  // 20,000 machines laying out every job costs tens of ms).
+  std::vector<std::pair<std::vector<int64_t>, Plan>> layouts;
+  const Plan& laid_out(const std::vector<int64_t>& a) {
+    for (const auto& [assign, plan] : layouts)
+      if (assign == a) return plan;
+    layouts.emplace_back(a, plan_from_assignment(c, jobs, a, "hulk"));
+    return layouts.back().second;
+  }
   // The candidate sources (after the first) share this part of the budget; the rest is kept
   // for the refinement, whose descent on the last job gains more per second on measured
   // networks than a further start does.
@@ -754,7 +767,7 @@ struct AnytimePlanner::State {
   bool sources_out_of_time() const { return seconds_since(t0) >= sources_limit_s(); }
   // One of Hulk's own starts: a candidate, and the walk's start if it is the best so far.
   void add_start(const std::string& name, std::vector<int64_t> a, const Score& score) {
-    candidates.push_back({name, plan_from_assignment(c, jobs, a, "hulk")});
+    candidates.push_back({name, laid_out(a)});
     if (hulk_best.empty() || score < hulk_score) {
       hulk_best = std::move(a);
       hulk_score = score;
@@ -787,6 +800,14 @@ void AnytimePlanner::add_search_starts(size_t from, size_t to) {
   State& s = *s_;
   s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
   SearchOptions o = s.opts;
+  if (from == 0 && to > 0) {
+    // The first start's growth stops at the whole budget, as in plan_search, not at the
+    // sources' share: when the first start alone outlasts that share (20,000 measured machines
+    // at 0.1 s) nothing else runs, and the share would cut its growth short where Search's
+    // own run does not (Hulk 1.04-1.06x Search's plan there).
+    run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, 0, 1);
+    from = 1;
+  }
   o.time_limit_s = s.sources_limit_s();
   run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, from, to);
   s.started = true;
@@ -854,7 +875,7 @@ Plan AnytimePlanner::finish() {
   State& s = *s_;
   // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
   if (!s.st.best.empty())
-    s.candidates.push_back({"Search's start \"" + s.st.name + "\"", plan_from_assignment(s.c, s.jobs, s.st.best, "hulk")});
+    s.candidates.push_back({"Search's start \"" + s.st.name + "\"", s.laid_out(s.st.best)});
   for (const auto& [have, plan, what] :
        {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
         {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
@@ -903,8 +924,8 @@ Plan AnytimePlanner::finish() {
   if (!walk.best.empty()) {
     idle = offer_idle_to_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
     descent += descend_last_job(s.c, s.jobs, s.ev, walk.best, out_of_time);
-    Plan q = plan_from_assignment(s.c, s.jobs, walk.best, "hulk");
-    if (score_of(q) < score_of(p)) p = std::move(q);
+    const Plan& q = s.laid_out(walk.best);
+    if (score_of(q) < score_of(p)) p = q;
   }
   p.planner = "hulk";
   std::vector<std::string> notes;
