@@ -21,6 +21,9 @@ the generator's region cap), 8-GPU machines, and on odd k one GPU type for all (
     python benchmarks/bench_plan_anytime.py --results q.jsonl --sizes 47,200 --instances 1 \\
         --budgets 0.1,0.3 --reference 2 --modes paper,measured --job-sets paper4        # quick look
     python benchmarks/bench_plan_anytime.py --results plan_anytime.jsonl --report [--write RESULTS.md]
+    python benchmarks/bench_plan_anytime.py --results plan_anytime_heldout.jsonl --modes measured \\
+        --no-bundled --sizes 47,200,1000 --instances 8 --first-instance 30 --budgets 0.1,0.3,1,3 \\
+        --reference 3         # clusters the default run never planned (its own section in RESULTS.md)
 """
 
 from __future__ import annotations
@@ -43,6 +46,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
 
 BEGIN, END = "<!-- bench_plan_anytime:begin -->", "<!-- bench_plan_anytime:end -->"
+
+
+def markers(results_path) -> tuple[str, str]:
+    """RESULTS.md's section markers for a results file: the main grid's (plan_anytime.jsonl)
+    are BEGIN and END; another file gets its own section, named by its stem."""
+    stem = Path(results_path).stem
+    if stem == "plan_anytime":
+        return BEGIN, END
+    return f"<!-- bench_plan_anytime:{stem}:begin -->", f"<!-- bench_plan_anytime:{stem}:end -->"
 SIZES = (47, 200, 1000, 5000, 20000)
 BUDGETS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 REFERENCE_S = 60.0
@@ -76,7 +88,7 @@ def instances(args):
         yield "bundled", 47, 0, None, cluster_spec.hulk47_spec
     for mode in args.modes:
         for n in args.sizes:
-            for k in range(args.instances):
+            for k in range(args.first_instance, args.first_instance + args.instances):
                 seed = CLUSTER_SEED_BASE + k
                 kw = measured_regime(n, k) if mode == "measured" else {}
                 yield mode, n, k, seed, (lambda n=n, seed=seed, mode=mode, kw=kw:
@@ -129,6 +141,7 @@ def run(args) -> None:
             todo = [("search", args.reference)] + [(p, t) for t in args.budgets for p in ("hulk", "search")]
             if args.ablations:
                 todo += [(a, args.ablation_budget) for a in ABLATIONS]
+            todo = list(dict.fromkeys(todo))  # the reference may be one of the budgets
             for planner, budget in todo:
                 row = {"kind": "plan", "mode": mode, "n": n, "instance": k, "cluster_seed": cluster_seed,
                        "job_set": set_name, "planner": planner, "budget_s": budget, "seed": args.seed}
@@ -297,7 +310,11 @@ def report(args) -> None:
     print("\n".join(table))
     if args.write:
         first = meta[0] if meta else {}
-        text = [BEGIN, "## Planner: quality against planning time (`benchmarks/bench_plan_anytime.py`)", "",
+        begin, end = markers(args.results)
+        title = "## Planner: quality against planning time (`benchmarks/bench_plan_anytime.py`)"
+        if begin != BEGIN:
+            title = f"### The same on other clusters (`{Path(args.results).name}`)"
+        text = [begin, title, "",
                 *[f"Command: `{m['command']}` ({m['date']}; {m['machine']}; hulk {m['hulk']})" for m in meta], "",
                 f"Rendered with `--report` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC from "
                 f"{len(rows)} plans; Search's reference budget {args.reference:g} s, plan seed "
@@ -305,8 +322,8 @@ def report(args) -> None:
                 "the bundled 47-server cluster and `generate_cluster(n, seed=3000 + k, mode=...)`, measured mode "
                 "with the regime of `measured_regime` (regions of 1-8 machines, 8-GPU machines, uniform A100 80GB "
                 "on odd k). Job sets: " + "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS.items()) + ".", "",
-                *table, "", END]
-        write_section(args.write, BEGIN, END, text)
+                *table, "", end]
+        write_section(args.write, begin, end, text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,6 +363,9 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=_ints, default=list(SIZES), help="machines per generated cluster (default: "
                     + ",".join(map(str, SIZES)) + ")")
     ap.add_argument("--instances", type=int, default=5, help="generated clusters per mode and size (default 5)")
+    ap.add_argument("--first-instance", type=int, default=0,
+                    help="the first instance k (cluster seed 3000 + k; default 0): a later k gives clusters "
+                         "the default run never planned, a check on clusters nothing was tuned on")
     ap.add_argument("--budgets", type=_floats, default=list(BUDGETS), help="planning budgets in seconds")
     ap.add_argument("--reference", type=float, default=REFERENCE_S, help="Search's reference budget (default 60 s)")
     ap.add_argument("--modes", type=_choices(MODES), default=list(MODES))
@@ -358,6 +378,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.instances < 1:
         ap.error(f"--instances must be >= 1, got {args.instances}")
+    if args.first_instance < 0:
+        ap.error(f"--first-instance must be >= 0, got {args.first_instance}")
     if not (math.isfinite(args.reference) and args.reference > 0):
         ap.error(f"--reference must be a positive number of seconds, got {args.reference}")
     if args.write and not args.report:

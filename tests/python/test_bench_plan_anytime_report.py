@@ -3,6 +3,7 @@ the ratios and the by-job-set table are what the rows say, computed by hand here
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 from pathlib import Path
 
@@ -59,3 +60,16 @@ def test_main_table_pools_the_job_sets_over_the_reference(bench):
     assert one_second == ["| measured | 47 | 1 | 3 | 0.979 / 1.312 | 1.167 / 1.250 | 0.817 / 1.050 | 1.00 / 1.00 | 0 / 0 |"]
     tenth = [line for line in lines if line.startswith("| measured | 47 | 0.1 |")]
     assert tenth == ["| measured | 47 | 0.1 | 1 | - | 1.000 / 1.000 | - | 0.10 / 0.10 | 1 / 0 |"]
+
+
+def test_later_instances_and_their_own_section(bench):
+    """--first-instance plans clusters the default run never planned (cluster seed 3000 + k),
+    and another results file writes its own RESULTS.md section, not the main grid's."""
+    args = argparse.Namespace(bundled=False, modes=["measured"], sizes=[47], instances=2, first_instance=30)
+    got = [(mode, n, k, seed) for mode, n, k, seed, _ in bench.instances(args)]
+    assert got == [("measured", 47, 30, 3030), ("measured", 47, 31, 3031)]
+    assert bench.markers("benchmarks/plan_anytime.jsonl") == (bench.BEGIN, bench.END)
+    begin, end = bench.markers("benchmarks/plan_anytime_heldout.jsonl")
+    assert "plan_anytime_heldout" in begin and "plan_anytime_heldout" in end and begin != bench.BEGIN
+    with pytest.raises(SystemExit):
+        bench.main(["--results", "x.jsonl", "--first-instance", "-1"])
