@@ -413,8 +413,6 @@ struct Starts {
 };
 
 constexpr size_t kStarts = AnytimePlanner::kSearchStarts;  // plan_search's starts
-// Search's starts that Hulk runs first, with plan_search's own time limit (the whole budget).
-constexpr size_t kFullBudgetStarts = 2;
 
 // Starts number [from, to) of the eight below, cheapest first, each only while time is left
 // (the first always runs, so there is a plan); each start's idle machines go to its bottleneck
@@ -505,30 +503,6 @@ Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Eval
     st.name += " start";
   }
   if (walk.best.empty()) walk = anneal(c, jobs, ev, st.best, opts, t0, focus);
-  return walk;
-}
-
-// Hulk's walks, each with half of the time and moves left: one from `best` (the best start
-// after the descent on the last job) with half of its moves on that job, then one from
-// Search's best start exactly as Search's first walk runs (undescended, every move uniform,
-// the same seed). On small clusters Search's plain walk often ends in a better basin than the
-// descended start's focused walk; on large ones the focused walk does. Clusters never tuned
-// on (47-1,000 measured machines, 0.1-3 s; benchmarks/RESULTS.md): 11 of 183 instances over
-// 1.02x Search's plan against 16 with two focused walks.
-Walk hulk_walks(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const std::vector<int64_t>& best,
-                const std::vector<int64_t>& search_start, const SearchOptions& opts, Clock::time_point t0) {
-  SearchOptions half = opts;
-  half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
-  if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
-  Walk walk = anneal(c, jobs, ev, best, half, t0, /*focus=*/true);
-  SearchOptions rest = opts;
-  if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
-  Walk plain = anneal(c, jobs, ev, search_start, rest, t0, /*focus=*/false);
-  walk.moves += plain.moves;
-  if (plain.score < walk.score) {
-    walk.best = std::move(plain.best);
-    walk.score = plain.score;
-  }
   return walk;
 }
 
@@ -668,9 +642,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
                                  std::vector<int64_t>& assign, const std::function<bool()>& out_of_time) {
   IdleCheck out;
   const int64_t N = c.size();
-  // Out of time already: only the note (release_unused and the distances cost tens of ms at
-  // 20,000 machines).
-  if (!out_of_time()) release_unused(c, jobs, ev, assign);
+  release_unused(c, jobs, ev, assign);
   for (;;) {
     const auto g = groups_of(assign, jobs.size());
     const auto [j, worst] = last_job(ev, g);
@@ -681,7 +653,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
     const auto& gj = g[static_cast<size_t>(j)];
     double best = kInf;
     size_t best_k = 0, offered = 0;
-    bool cut = out_of_time();
+    bool cut = out_of_time();  // then only the note: the distances cost tens of ms at 20,000 machines
     std::vector<size_t> sizes;
     if (!cut) {
       std::vector<double> d(static_cast<size_t>(N), kInf);
@@ -826,16 +798,8 @@ void AnytimePlanner::add_search_starts(size_t from, size_t to) {
   State& s = *s_;
   s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
   SearchOptions o = s.opts;
-  if (from < kFullBudgetStarts) {
-    // Search's first starts, and their growth, stop at the whole budget as in plan_search, not
-    // at the sources' share: when they alone outlast that share nothing else runs, and the
-    // share would cut their growth short where Search's own run does not (20,000 measured
-    // machines at 0.1 s: Hulk 1.04-1.06x Search's plan; 200 at 0.1 s: up to 1.13x).
-    run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, from, std::min(to, kFullBudgetStarts));
-    from = kFullBudgetStarts;
-  }
   o.time_limit_s = s.sources_limit_s();
-  if (from < to) run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, from, to);
+  run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, from, to);
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
 }
@@ -899,8 +863,6 @@ constexpr double kDescentShareOfRest = 0.5;
 
 Plan AnytimePlanner::finish() {
   State& s = *s_;
-  // Search's best start as Search's own first walk starts from it (no descent).
-  const std::vector<int64_t> search_start = s.st.best;
   // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
   if (!s.st.best.empty())
     s.candidates.push_back({"Search's start \"" + s.st.name + "\"", s.laid_out(s.st.best)});
@@ -908,15 +870,12 @@ Plan AnytimePlanner::finish() {
        {std::tuple<bool, const Plan*, const char*>{s.st.have_hulk, &s.st.hulk, "Search's start \"Hulk\" (region heuristic, Algorithm 1)"},
         {s.st.have_hulk_fastest, &s.st.hulk_fastest, "Search's start \"fastest machines in one region\" (Algorithm 1)"}})
     if (have) s.candidates.push_back({what, *plan});
-  // The descents start from Hulk's best candidate and from Search's best start (or its start
-  // "Hulk" when Search's is the best); the focused walk from the better of the two after them,
-  // the plain walk from Search's best start as it is (hulk_walks).
-  std::string walked = "from Search's best start, \"" + s.st.name + "\", after the descent on the last job (half of the moves on that job), and from the same start as Search walks it (every move uniform)";
+  // The walks start from Search's best start when it is the best candidate; otherwise from
+  // Hulk's best candidate and from Search's best start, each with half the time and moves (an
+  // annealing walk from a worse start often ends better).
+  std::string walked = "from Search's best start, \"" + s.st.name + "\" (and its start \"Hulk\" when that differs)";
   if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
-    const std::string descended = " after the descent on the last job";
-    const bool was_descended = s.hulk_name.size() >= descended.size() &&
-                               s.hulk_name.compare(s.hulk_name.size() - descended.size(), descended.size(), descended) == 0;
-    walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : (was_descended ? "" : descended) + " (half of the moves on that job), and from Search's best start, \"" + s.st.name + "\", as Search walks it (every move uniform)");
+    walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : " and from Search's best start, \"" + s.st.name + "\"");
     s.st.hulk_start = s.st.best;
     s.st.best = s.hulk_best;
     s.st.score = s.hulk_score;
@@ -949,8 +908,7 @@ Plan AnytimePlanner::finish() {
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
-    walk = search_start.empty() ? walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0, /*focus=*/true)
-                                : hulk_walks(s.c, s.jobs, s.ev, s.st.best, search_start, o, s.t0);
+    walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0, /*focus=*/true);
   }
   Plan p = before;
   if (!walk.best.empty()) {

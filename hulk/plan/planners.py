@@ -229,25 +229,22 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
                      model, classes, grow_rounds: int, time_limit_s: float):
     """Hulk as an anytime planner (``_core.plan.AnytimePlanner``, csrc/plan/planners.h).
 
-    Search's first two starts (each job on the fewest machines; the greedy rule's groups grown
-    as Search grows them) run first, with Search's own limit (the whole budget). The other
-    candidate sources share the first 60% of the budget, in this order: the greedy rule's
-    groups, Search's six other starts, the GNN's proposal (the learned planner), the descent on
-    the last job from the best so far (until 30% of the budget at most), the region
-    heuristic's groups (Algorithm 1 on them is shared with Search's "Hulk" start), then
-    Search's greedy start with distances in send time instead of latency (on measured networks
-    latency says little about bandwidth). Hulk's classifications (or the one ``classes`` /
-    ``model`` gives; then Search's six starts follow the descent) go through Algorithm 1 and
-    growth and are grown further as starts. A source after the first runs only while the time
-    left in that share exceeds the longest step so far. The rest of the budget refines
-    (``moves`` > 0 caps the walks): a steepest descent on the machines of the job that
-    finishes last (take one, give one back, or swap) for at most half of the time left, then
-    two annealing walks with half of the rest each: from the best start after the descent,
-    half of its moves drawn on the last job, and from Search's best start exactly as Search's
-    own first walk runs; then the idle machines offered to the last job and the descent again.
-    Returns the core plan; its notes say which source won and what refinement gained. Raises
-    InputError naming ``time_limit_s`` when the plan is infeasible and sources were left out
-    for lack of time."""
+    The candidate sources share the first 60% of the budget, in this order: Search's first two
+    starts (each job on the fewest machines; the greedy rule's groups grown as Search grows
+    them), the greedy rule's groups and the GNN's proposal (the learned planner), the descent on
+    the last job from the best of these (until 30% of the budget at most), Search's six
+    other starts, the region heuristic's groups (Algorithm 1 on them is shared with Search's
+    "Hulk" start), then Search's greedy start with distances in send time instead of latency
+    (on measured networks latency says little about bandwidth). Hulk's classifications (or the
+    one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
+    as starts. A source after the first runs only while the time left in that share exceeds
+    the longest step so far. The rest of the budget refines the best start (``moves`` > 0 caps
+    the walk): a steepest descent on the machines of the job that finishes last (take one,
+    give one back, or swap) for at most half of the time left, then Search's annealing walks
+    (half of the moves drawn on the last job), then the idle machines offered to
+    the last job and the descent again. Returns the core plan; its notes say which source won
+    and what refinement gained. Raises InputError naming ``time_limit_s`` when the plan is
+    infeasible and sources were left out for lack of time."""
     sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
     planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))
 
@@ -263,20 +260,13 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
 
     planner.add_search_starts(0, 2)  # Search's first two (the fewest machines; the greedy rule, grown)
     for source, make in sources:
-        if source == _HEURISTIC_SOURCE:
-            continue
-        add(source, make)
-        if source == _RULE_SOURCE:
-            # Search's other starts before the GNN's proposal: at small budgets the GNN's path
-            # (encoding, inference, a layout per threshold) crowded out cheap starts that win
-            # (200 measured machines at 0.1-0.3 s: up to 1.09x Search's plan without them).
-            planner.add_search_starts(2, planner.search_starts)
+        if source != _HEURISTIC_SOURCE:
+            add(source, make)
     planner.descend_best(_EARLY_DESCENT_SHARE)  # a good plan before the slower sources
-    if not any(source == _RULE_SOURCE for source, _ in sources):  # a given classification, a GNN
-        planner.add_search_starts(2, planner.search_starts)
-    # The region heuristic's groups last: Search's "Hulk" start is Algorithm 1 on the same
-    # groups, computed once for both (tenths of a second when a job's group holds thousands of
-    # machines).
+    # The rest of Search's starts, then the region heuristic's groups: Search's "Hulk" start is
+    # Algorithm 1 on the same groups, computed once for both (tenths of a second when a job's
+    # group holds thousands of machines), and after the cheaper starts the skip rule knows more.
+    planner.add_search_starts(2, planner.search_starts)
     for source, make in sources:
         if source == _HEURISTIC_SOURCE:
             add(source, make)
@@ -298,7 +288,6 @@ def _budget_too_short(time_limit_s, what: str) -> InputError:
 
 
 _HEURISTIC_SOURCE = "the region heuristic's groups"
-_RULE_SOURCE = "the greedy rule's groups"
 # The early descent on the best start ends by this share of the budget (the candidate sources
 # share the first 60%; csrc/plan/search.cpp kSourceShare).
 _EARLY_DESCENT_SHARE = 0.3
@@ -318,7 +307,7 @@ def _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes) -> l
         _hulk_classes(spec, job_specs, model, None)  # raises the error naming model, before any work
     if isinstance(model, GNN):
         return [("the GNN's classification", lambda: _hulk_classes(spec, job_specs, model, None))]
-    rule = (_RULE_SOURCE, lambda: greedy_classes(spec, job_specs))
+    rule = ("the greedy rule's groups", lambda: greedy_classes(spec, job_specs))
     if model == "greedy":
         return [rule, heuristic]
 
