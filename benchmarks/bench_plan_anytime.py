@@ -47,6 +47,14 @@ from results_file import write_section  # noqa: E402
 
 BEGIN, END = "<!-- bench_plan_anytime:begin -->", "<!-- bench_plan_anytime:end -->"
 
+SIZES = (47, 200, 1000, 5000, 20000)
+BUDGETS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+REFERENCE_S = 60.0
+MODES = ("paper", "measured")
+JOB_SETS = {"paper4": list(hp.PAPER_JOBS_4), "OPT+RoBERTa+BERT": ["OPT-175B", "RoBERTa-large", "BERT-large"]}
+CLUSTER_SEED_BASE = 3000
+OLD_BUDGET_S = 10.0
+
 
 def markers(results_path) -> tuple[str, str]:
     """RESULTS.md's section markers for a results file: the main grid's (plan_anytime.jsonl)
@@ -55,13 +63,6 @@ def markers(results_path) -> tuple[str, str]:
     if stem == "plan_anytime":
         return BEGIN, END
     return f"<!-- bench_plan_anytime:{stem}:begin -->", f"<!-- bench_plan_anytime:{stem}:end -->"
-SIZES = (47, 200, 1000, 5000, 20000)
-BUDGETS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
-REFERENCE_S = 60.0
-MODES = ("paper", "measured")
-JOB_SETS = {"paper4": list(hp.PAPER_JOBS_4), "OPT+RoBERTa+BERT": ["OPT-175B", "RoBERTa-large", "BERT-large"]}
-CLUSTER_SEED_BASE = 3000
-OLD_BUDGET_S = 10.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,13 +234,12 @@ def ablation_lines(rows: list, reference_s: float) -> list:
             c["vs_ref"].append(r["makespan_s"] / ref["makespan_s"])
     if not cells:
         return []
-    order = MODE_ORDER
     out = ["", "Ablations (Hulk without one part, same budget): `hulk-greedy` = no GNN (`model=\"greedy\"`), "
            "`hulk-no-growth` = `grow_rounds=0`, `hulk-no-refine` = `refine_iterations=0` (Hulk's own candidates "
            "through Algorithm 1 and growth, no Search starts, no refinement).", "",
            f"| mode | machines | budget s | ablation | instances | over Hulk(t) mean / worst | "
            f"over Search({reference_s:g} s) mean / worst |", "|---|---:|---:|---|---:|---:|---:|"]
-    for (mode, n, budget, name) in sorted(cells, key=lambda x: (order.get(x[0], 9), x[1], x[2], x[3])):
+    for (mode, n, budget, name) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1], x[2], x[3])):
         c = cells[(mode, n, budget, name)]
         out.append(f"| {mode} | {n:,} | {budget:g} | {name} | {len(c['vs_hulk'])} | {_mw(c['vs_hulk'])} | "
                    f"{_mw(c['vs_ref'])} |")
@@ -259,13 +259,12 @@ def job_set_lines(rows: list) -> list:
         budgets.add(budget)
     if len({k[1] for k in cells}) < 2:
         return []
-    order = MODE_ORDER
     cols = sorted(budgets)
     out = ["", "Hulk(t) / Search(t) by job set, mean / worst over the clusters (a column per budget t in s).", "",
            "| mode | job set | machines | " + " | ".join(f"{b:g}" for b in cols) + " |",
            "|---|---|---:|" + "---:|" * len(cols)]
     sets = list(JOB_SETS)
-    for (mode, job_set, n) in sorted(cells, key=lambda x: (order.get(x[0], 9), sets.index(x[1]) if x[1] in sets else 99,
+    for (mode, job_set, n) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), sets.index(x[1]) if x[1] in sets else 99,
                                                             x[1], x[2])):
         c = cells[(mode, job_set, n)]
         out.append(f"| {mode} | {job_set} | {n:,} | " + " | ".join(_mw(c.get(b, [])) for b in cols) + " |")
@@ -278,13 +277,12 @@ def _mw(v: list) -> str:
 
 def report_lines(rows: list, meta: list, reference_s: float) -> list:
     cells, old = summarise(rows, reference_s)
-    order = MODE_ORDER
     ref = f"Search({reference_s:g} s)"
     out = [f"| mode | machines | budget s | instances (clusters x job sets) | Hulk(t) / {ref} mean / worst | "
            f"Search(t) / {ref} mean / worst | Hulk(t) / Search(t) mean / worst | Hulk planning s mean / max | "
            f"no plan where {ref} has one: Hulk / Search |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for (mode, n, budget) in sorted(cells, key=lambda x: (order.get(x[0], 9), x[1], x[2])):
+    for (mode, n, budget) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1], x[2])):
         c = cells[(mode, n, budget)]
         hs = c["hulk_s"]
         out.append(f"| {mode} | {n:,} | {budget:g} | {c['instances']} | {_mw(c['hulk'])} | {_mw(c['search'])} | "
@@ -295,7 +293,7 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
             "|---|---:|---:|---:|---:|"]
     if not old:
         out.append(f"| (no plans at {OLD_BUDGET_S:g} s in this file) | | | | |")
-    for (mode, n) in sorted(old, key=lambda x: (order.get(x[0], 9), x[1])):
+    for (mode, n) in sorted(old, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1])):
         o = old[(mode, n)]
         out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
                    f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
