@@ -99,6 +99,24 @@ def test_hulk_with_a_move_cap_is_reproducible(planned):
     assert capped.makespan_s == h.makespan_s  # refine_iterations caps the same moves
 
 
+def test_the_second_walk_is_searchs_plain_walk_only_where_the_last_job_is_large(planned):
+    """The walks' note says when the second walk is Search's own (every move uniform) and the
+    last job's share of the machines that chose it; that share is at least the 10% threshold.
+    On these small clusters the last job holds a large share in at least one case."""
+    import re
+    plain = 0
+    for name, (c, jobs, h, _) in planned.items():
+        m = re.search(r"as Search walks it \(every move uniform; the last job holds (\d+)% of the machines\)",
+                      h.notes[1])
+        if m is None:
+            assert "as Search walks it" not in h.notes[1], (name, h.notes[1])
+            continue
+        plain += 1
+        assert 10 <= int(m.group(1)) <= 100, (name, h.notes[1])
+        assert "from the better of the descended starts (" in h.notes[1], (name, h.notes[1])
+    assert plain >= 1, {name: v[2].notes[1] for name, v in planned.items()}
+
+
 def _job_time(j):
     return j["iterations"] * j["iteration_s"] if j["feasible"] else math.inf
 
