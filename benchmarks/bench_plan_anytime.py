@@ -9,9 +9,13 @@ a rerun with the same file skips what is there. The shipped learned planner is l
 the first timed plan (a once-per-process cost, like the import). ``--report`` renders the tables from that file:
 
 * per mode, size and budget: Hulk(t) / Search(60 s) and Search(t) / Search(60 s), mean and worst
-  over the instances (job sets included), Hulk(t) / Search(t), Hulk's planning time, and the
-  count of instances where a planner gives no plan while Search at 60 s finds one;
+  over the instances (job sets included), Hulk(t) / Search(t) and how many instances have it over
+  1.02 (issue 17's bound; also totalled per mode), Hulk's planning time, and the count of
+  instances where a planner gives no plan while Search at 60 s finds one;
 * the older figures: Hulk / Search at 10 s and Hulk's planning time at that budget.
+
+``--write`` replaces the results file's RESULTS.md section but keeps hand-written notes placed
+between ``<!-- notes:begin -->`` and ``<!-- notes:end -->`` in it.
 
 Generated clusters, instance k of size n: ``generate_cluster(n, seed=3000 + k, mode=mode, ...)``.
 The measured mode's regime: regions of 1-8 machines (8-16 above 8,000 machines, to stay under
@@ -178,6 +182,7 @@ def machine() -> str:
 # ---------------------------------------------------------------------------------------------
 
 MODE_ORDER = {"bundled": 0, "paper": 1, "measured": 2}  # the tables' row order
+WORST_BOUND = 1.02  # issue 17's bound on any one instance's Hulk(t) / Search(t)
 
 
 def plans_by_key(rows: list) -> dict:
@@ -271,6 +276,11 @@ def job_set_lines(rows: list) -> list:
     return out
 
 
+def _over(v: list) -> str:
+    """How many of the ratios exceed WORST_BOUND, "k of n" ("-" for none)."""
+    return f"{sum(x > WORST_BOUND for x in v)} of {len(v)}" if v else "-"
+
+
 def _mw(v: list) -> str:
     return f"{sum(v) / len(v):.3f} / {max(v):.3f}" if v else "-"
 
@@ -279,15 +289,23 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
     cells, old = summarise(rows, reference_s)
     ref = f"Search({reference_s:g} s)"
     out = [f"| mode | machines | budget s | instances (clusters x job sets) | Hulk(t) / {ref} mean / worst | "
-           f"Search(t) / {ref} mean / worst | Hulk(t) / Search(t) mean / worst | Hulk planning s mean / max | "
+           f"Search(t) / {ref} mean / worst | Hulk(t) / Search(t) mean / worst | "
+           f"Hulk(t) over {WORST_BOUND:g}x Search(t) | Hulk planning s mean / max | "
            f"no plan where {ref} has one: Hulk / Search |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (mode, n, budget) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1], x[2])):
         c = cells[(mode, n, budget)]
         hs = c["hulk_s"]
         out.append(f"| {mode} | {n:,} | {budget:g} | {c['instances']} | {_mw(c['hulk'])} | {_mw(c['search'])} | "
-                   f"{_mw(c['vs_same'])} | {sum(hs) / len(hs):.2f} / {max(hs):.2f} | "
+                   f"{_mw(c['vs_same'])} | {_over(c['vs_same'])} | {sum(hs) / len(hs):.2f} / {max(hs):.2f} | "
                    f"{c['hulk_none']} / {c['search_none']} |")
+    totals = {}
+    for (mode, _, _), c in cells.items():
+        totals.setdefault(mode, []).extend(c["vs_same"])
+    if totals:
+        by_mode = ", ".join(f"{m} {_over(totals[m])}" for m in sorted(totals, key=lambda m: MODE_ORDER.get(m, 9)))
+        out += ["", f"Instances (cluster, job set, budget) where Hulk(t) is over {WORST_BOUND:g}x Search(t), the "
+                    f"issue's bound on the worst case, all sizes and budgets: {by_mode}."]
     out += ["", f"The older figures: Hulk / Search, both at {OLD_BUDGET_S:g} s, and Hulk's planning time there.", "",
             "| mode | machines | instances | Hulk / Search mean / worst | Hulk planning s mean / max |",
             "|---|---:|---:|---:|---:|"]
@@ -298,6 +316,23 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
         out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
                    f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
     return out + job_set_lines(rows) + ablation_lines(rows, reference_s)
+
+
+NOTES_BEGIN, NOTES_END = "<!-- notes:begin -->", "<!-- notes:end -->"  # hand-written, kept by --write
+
+
+def kept_notes(path, begin: str, end: str) -> list:
+    """The hand-written notes of the section between ``begin`` and ``end`` in ``path`` (the text
+    between NOTES_BEGIN and NOTES_END, markers included, then a blank line); [] when there are none.
+    --write puts them back after the "Rendered with" paragraph so a rerun does not lose them."""
+    p = Path(path)
+    text = p.read_text() if p.exists() else ""
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        return []
+    section = text.split(begin, 1)[1].split(end, 1)[0]
+    if NOTES_BEGIN not in section or NOTES_END not in section.split(NOTES_BEGIN, 1)[1]:
+        return []
+    return [NOTES_BEGIN, section.split(NOTES_BEGIN, 1)[1].split(NOTES_END, 1)[0].strip("\n"), NOTES_END, ""]
 
 
 def report(args) -> None:
@@ -320,7 +355,7 @@ def report(args) -> None:
                 "the bundled 47-server cluster and `generate_cluster(n, seed=3000 + k, mode=...)`, measured mode "
                 "with the regime of `measured_regime` (regions of 1-8 machines, 8-GPU machines, uniform A100 80GB "
                 "on odd k). Job sets: " + "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS.items()) + ".", "",
-                *table, "", end]
+                *kept_notes(args.write, begin, end), *table, "", end]
         write_section(args.write, begin, end, text)
 
 

@@ -57,9 +57,17 @@ def test_main_table_pools_the_job_sets_over_the_reference(bench):
     lines = bench.report_lines(_rows(), [], 60.0)
     one_second = [line for line in lines if line.startswith("| measured | 47 | 1 |")]
     # Hulk(1 s)/Search(60 s): 90/80, 105/80, 50/100; Search(1 s)/Search(60 s): 100/80 twice, 100/100
-    assert one_second == ["| measured | 47 | 1 | 3 | 0.979 / 1.312 | 1.167 / 1.250 | 0.817 / 1.050 | 1.00 / 1.00 | 0 / 0 |"]
+    # Hulk(1 s)/Search(1 s): 0.9, 1.05 (over the 1.02 bound), 0.5
+    assert one_second == ["| measured | 47 | 1 | 3 | 0.979 / 1.312 | 1.167 / 1.250 | 0.817 / 1.050 | 1 of 3 "
+                          "| 1.00 / 1.00 | 0 / 0 |"]
     tenth = [line for line in lines if line.startswith("| measured | 47 | 0.1 |")]
-    assert tenth == ["| measured | 47 | 0.1 | 1 | - | 1.000 / 1.000 | - | 0.10 / 0.10 | 1 / 0 |"]
+    assert tenth == ["| measured | 47 | 0.1 | 1 | - | 1.000 / 1.000 | - | - | 0.10 / 0.10 | 1 / 0 |"]
+    # the count over every budget, per mode (a ratio exactly at the bound is within it)
+    extra = [("hulk", 3.0, 102.0), ("search", 3.0, 100.0), ("search", 60.0, 100.0)]
+    rows = _rows() + [_row("paper4", 0, planner, budget, makespan, mode="paper") for planner, budget, makespan in extra]
+    lines = bench.report_lines(rows, [], 60.0)
+    total = [line for line in lines if line.startswith("Instances (cluster, job set, budget) where Hulk(t) is over")]
+    assert len(total) == 1 and total[0].endswith("all sizes and budgets: paper 0 of 1, measured 1 of 3."), total
 
 
 def test_later_instances_and_their_own_section(bench):
@@ -73,3 +81,23 @@ def test_later_instances_and_their_own_section(bench):
     assert "plan_anytime_heldout" in begin and "plan_anytime_heldout" in end and begin != bench.BEGIN
     with pytest.raises(SystemExit):
         bench.main(["--results", "x.jsonl", "--first-instance", "-1"])
+
+
+def test_write_keeps_the_hand_written_notes(bench, tmp_path):
+    """--report --write renders the section anew but keeps the text between the notes markers
+    (after the "Rendered with" paragraph); a section without them gets none."""
+    import json
+    results = tmp_path / "plan_anytime.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    out = tmp_path / "RESULTS.md"
+    argv = ["--results", str(results), "--report", "--write", str(out)]
+    assert bench.main(argv) in (0, None)
+    first = out.read_text()
+    assert bench.NOTES_BEGIN not in first and "| measured | 47 | 1 | 3 |" in first
+    note = "Every Hulk row is from a run of the same code (hand-written)."
+    out.write_text(first.replace("\n| mode | machines |", f"\n{bench.NOTES_BEGIN}\n{note}\n{bench.NOTES_END}\n\n"
+                                                         "| mode | machines |", 1) + "\nAfter the section.\n")
+    assert bench.main(argv) in (0, None)
+    again = out.read_text()
+    assert again.count(note) == 1 and again.endswith("After the section.\n")
+    assert again.index("Rendered with") < again.index(note) < again.index("| mode | machines |")
