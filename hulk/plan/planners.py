@@ -241,7 +241,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     the longest step so far. The rest of the budget refines the best start (``moves`` > 0 caps
     the walk): a steepest descent on the machines of the job that finishes last (take one,
     give one back, or swap) for at most half of the time left, then Search's annealing walks
-    (half of the moves drawn on the last job), then the idle machines offered to
+    (half of the moves drawn on the last job; where that job holds at least 10% of the machines,
+    the second walk is Search's own, every move uniform), then the idle machines offered to
     the last job and the descent again. Returns the core plan; its notes say which source won
     and what refinement gained. Raises InputError naming ``time_limit_s`` when the plan is
     infeasible and sources were left out for lack of time."""
