@@ -38,6 +38,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -327,12 +328,9 @@ def kept_notes(path, begin: str, end: str) -> list:
     --write puts them back after the "Rendered with" paragraph so a rerun does not lose them."""
     p = Path(path)
     text = p.read_text() if p.exists() else ""
-    if begin not in text or end not in text.split(begin, 1)[1]:
-        return []
-    section = text.split(begin, 1)[1].split(end, 1)[0]
-    if NOTES_BEGIN not in section or NOTES_END not in section.split(NOTES_BEGIN, 1)[1]:
-        return []
-    return [NOTES_BEGIN, section.split(NOTES_BEGIN, 1)[1].split(NOTES_END, 1)[0].strip("\n"), NOTES_END, ""]
+    section = re.search(re.escape(begin) + "(.*?)" + re.escape(end), text, flags=re.S)
+    notes = section and re.search(re.escape(NOTES_BEGIN) + "(.*?)" + re.escape(NOTES_END), section.group(1), flags=re.S)
+    return [NOTES_BEGIN, notes.group(1).strip("\n"), NOTES_END, ""] if notes else []
 
 
 def report(args) -> None:

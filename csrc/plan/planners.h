@@ -102,7 +102,7 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // same plan on any machine) from the better of the two, a walk from each when they differ, with
 // half of Hulk's moves drawn on the job that finishes last (take, give back or swap a machine);
 // where that job holds at least 10% of the machines, the second walk is instead Search's own
-// (from Search's best start before any descent, every move uniform; hulk_walks in search.cpp);
+// (from Search's best start before any descent, every move uniform; see AnytimePlanner::finish);
 // then it offers the idle machines to the job that finishes last (closest first, in batches of
 // 1, 2, 4, ..., all (at most 4 x its group + 16) and one replica's worth), keeping a batch only
 // if the makespan drops, and descends once more. The notes say which source won, what

@@ -479,6 +479,26 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
   }
 }
 
+// Two walks, each with half of the time and moves left: from `first`, then from `second`; the
+// better result, with the moves of both.
+Walk two_walks(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const std::vector<int64_t>& first,
+               bool first_focus, const std::vector<int64_t>& second, bool second_focus, const SearchOptions& opts,
+               Clock::time_point t0) {
+  SearchOptions half = opts;
+  half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
+  if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
+  Walk walk = anneal(c, jobs, ev, first, half, t0, first_focus);
+  SearchOptions rest = opts;
+  if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
+  Walk other = anneal(c, jobs, ev, second, rest, t0, second_focus);
+  walk.moves += other.moves;
+  if (other.score < walk.score) {
+    walk.best = std::move(other.best);
+    walk.score = other.score;
+  }
+  return walk;
+}
+
 // The annealing: two walks when Hulk's start is not the best one, from the best start and
 // then from Hulk's (what Hulk's own refinement does), each with half of the time and moves
 // left; otherwise one from the best start. Names the walks' starts in st.name.
@@ -486,18 +506,7 @@ Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Eval
                       const SearchOptions& opts, Clock::time_point t0, bool focus = false) {
   Walk walk;
   if (!st.hulk_start.empty() && st.hulk_start != st.best) {
-    SearchOptions half = opts;
-    half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
-    if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
-    walk = anneal(c, jobs, ev, st.best, half, t0, focus);
-    SearchOptions rest = opts;
-    if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
-    Walk second = anneal(c, jobs, ev, st.hulk_start, rest, t0, focus);
-    walk.moves += second.moves;
-    if (second.score < walk.score) {
-      walk.best = std::move(second.best);
-      walk.score = second.score;
-    }
+    walk = two_walks(c, jobs, ev, st.best, focus, st.hulk_start, focus, opts, t0);
     st.name += " start and from Hulk's";
   } else {
     st.name += " start";
@@ -506,34 +515,8 @@ Walk walk_from_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Eval
   return walk;
 }
 
-// Hulk's walks when the job that finishes last holds a large share of the machines: one from
-// `best` (the best start after the descent on the last job) with half of its moves on that
-// job, then one from Search's best start exactly as Search's first walk runs (undescended,
-// every move uniform, the same seed), each with half of the time and moves left. There,
-// uniform moves touch the last job often, and Search's plain walk often ends in a better basin
-// than the focused walk from the descended start (47-200 machines). Where the last job holds
-// a few percent of the machines (usual on 1,000 and more), uniform moves rarely touch it and two
-// focused walks do better (walk_from_starts with focus; the choice is in finish()).
-Walk hulk_walks(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const std::vector<int64_t>& best,
-                const std::vector<int64_t>& search_start, const SearchOptions& opts, Clock::time_point t0) {
-  SearchOptions half = opts;
-  half.time_limit_s = seconds_since(t0) + std::max(0.0, opts.time_limit_s - seconds_since(t0)) / 2;
-  if (opts.max_iterations > 0) half.max_iterations = (opts.max_iterations + 1) / 2;
-  Walk walk = anneal(c, jobs, ev, best, half, t0, /*focus=*/true);
-  SearchOptions rest = opts;
-  if (opts.max_iterations > 0) rest.max_iterations = std::max<int64_t>(1, opts.max_iterations - walk.moves);
-  Walk plain = anneal(c, jobs, ev, search_start, rest, t0, /*focus=*/false);
-  walk.moves += plain.moves;
-  if (plain.score < walk.score) {
-    walk.best = std::move(plain.best);
-    walk.score = plain.score;
-  }
-  return walk;
-}
-
-// The share of the machines that the job finishing last holds in `a` (0 when none is last).
-double last_job_share(Evaluator& ev, const std::vector<int64_t>& a) {
-  const int64_t last = ev.score(a).last;
+// The share of the machines that job `last` holds in `a` (0 when no job is last).
+double last_job_share(const std::vector<int64_t>& a, int64_t last) {
   if (last < 0 || a.empty()) return 0;
   return static_cast<double>(std::count(a.begin(), a.end(), last)) / static_cast<double>(a.size());
 }
@@ -948,15 +931,19 @@ Plan AnytimePlanner::finish() {
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
-    // Search's plain walk as the second one only where the last job holds a large share of
-    // the machines (see hulk_walks). Instances over 1.02x Search's plan at the same budget
+    // Where the job that finishes last holds a large share of the machines, the second walk is
+    // Search's own first walk: from Search's best start before any descent, every move uniform,
+    // the same seed. There uniform moves touch the last job often, and that walk often ends in
+    // a better basin than a focused walk from the descended start (47-200 machines). Where the
+    // last job holds a few percent of the machines (usual on 1,000 and more), uniform moves
+    // rarely touch it and two focused walks do better. Instances over 1.02x Search's plan at the same budget
     // (measured mode, both job sets, 0.1-3 s), this rule against two focused walks, both run
     // side by side: development clusters k = 10-17 (47-1,000 machines) 9 of 192 against 16;
     // k = 20-27 16 of 192 against 18; clusters held out until the rule was fixed, k = 30-37
     // (47-5,000 machines), 13 of 256 against 18, means equal (0.921 / 0.922).
-    const double share = search_start.empty() ? 0 : last_job_share(s.ev, s.st.best);
+    const double share = search_start.empty() ? 0 : last_job_share(s.st.best, s.st.score.last);
     if (share >= kPlainWalkLastJobShare) {
-      walk = hulk_walks(s.c, s.jobs, s.ev, s.st.best, search_start, o, s.t0);
+      walk = two_walks(s.c, s.jobs, s.ev, s.st.best, /*focus=*/true, search_start, /*focus=*/false, o, s.t0);
       std::ostringstream w;
       w << "from the better of the descended starts (" << walked << "), half of the moves on the last job, and from "
         << "Search's best start, \"" << search_start_name << "\", as Search walks it (every move uniform; the last job "
