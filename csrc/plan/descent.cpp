@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace hulk::plan::detail {
@@ -24,68 +25,163 @@ std::vector<int64_t> with_without(const std::vector<int64_t>& g, int64_t add, in
   return out;
 }
 
-}  // namespace
+// The machines by compute, fastest first, and by memory, most first.
+struct Orders {
+  std::vector<int64_t> by_speed, by_memory;
+};
 
-Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
-                         std::vector<int64_t>& assign, const std::function<bool()>& out_of_time, size_t pool) {
-  Descent r;
-  const size_t J = jobs.size();
-  const int64_t N = c.size();
-  if (J == 0 || N == 0 || out_of_time()) return r;  // laying out every job costs ms on large groups
-  std::vector<std::vector<int64_t>> g = groups_of(assign, J);
-  std::vector<double> t(J, 0.0);
-  for (size_t j = 0; j < J; ++j) {
-    const Evaluator::JobEval e = ev.job(j, g[j]);
-    ++r.evaluations;
-    if (!e.feasible) return r;  // the walk deals with infeasible jobs
-    t[j] = e.time;
-  }
-  std::vector<int64_t> by_speed(static_cast<size_t>(N)), by_memory(static_cast<size_t>(N));
-  std::iota(by_speed.begin(), by_speed.end(), 0);
-  std::iota(by_memory.begin(), by_memory.end(), 0);
-  std::stable_sort(by_speed.begin(), by_speed.end(),
+Orders orders_of(const Cluster& c) {
+  Orders o;
+  o.by_speed.resize(static_cast<size_t>(c.size()));
+  std::iota(o.by_speed.begin(), o.by_speed.end(), 0);
+  o.by_memory = o.by_speed;
+  std::stable_sort(o.by_speed.begin(), o.by_speed.end(),
                    [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
-  std::stable_sort(by_memory.begin(), by_memory.end(),
+  std::stable_sort(o.by_memory.begin(), o.by_memory.end(),
                    [&](int64_t a, int64_t b) { return capacity_bytes(c, a) > capacity_bytes(c, b); });
-  const auto score_with = [&](size_t last, double t_last, int64_t donor, double t_donor) {
+  return o;
+}
+
+// The machines outside job `last` (group `gl`) worth trying in it: the `pool` closest in the
+// time to send its boundary activations, the `pool` fastest and the `pool` with the most memory.
+std::vector<int64_t> outside_candidates(const Cluster& c, const ModelSpec& job, const std::vector<int64_t>& assign,
+                                        int64_t last, const std::vector<int64_t>& gl, const Orders& order, size_t pool) {
+  const int64_t N = c.size();
+  const double bytes = job.boundary_bytes(micro_batch(job, 1));
+  std::vector<int64_t> outside;
+  std::vector<double> d(static_cast<size_t>(N), kInf);
+  for (int64_t x = 0; x < N; ++x) {
+    if (assign[static_cast<size_t>(x)] == last) continue;
+    for (int64_t y : gl) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.send_time(x, y, bytes));
+    outside.push_back(x);
+  }
+  const size_t k = std::min(pool, outside.size());
+  std::partial_sort(outside.begin(), outside.begin() + static_cast<std::ptrdiff_t>(k), outside.end(), [&](int64_t a, int64_t b) {
+    return d[static_cast<size_t>(a)] < d[static_cast<size_t>(b)] || (d[static_cast<size_t>(a)] == d[static_cast<size_t>(b)] && a < b);
+  });
+  std::vector<int64_t> cand(outside.begin(), outside.begin() + static_cast<std::ptrdiff_t>(k));
+  for (const auto* o : {&order.by_speed, &order.by_memory}) {
+    size_t taken = 0;
+    for (int64_t x : *o) {
+      if (taken == pool) break;
+      if (assign[static_cast<size_t>(x)] == last) continue;
+      ++taken;
+      if (std::find(cand.begin(), cand.end(), x) == cand.end()) cand.push_back(x);
+    }
+  }
+  return cand;
+}
+
+// The jobs' groups and times under an assignment, as the descent changes them.
+struct JobsState {
+  std::vector<int64_t>& assign;
+  std::vector<std::vector<int64_t>> g;
+  std::vector<double> t;
+
+  // The score with job `j`'s time replaced by `tj` for each (j, tj) in `changed`.
+  Score score_with(const std::vector<std::pair<size_t, double>>& changed) const {
     Score s;
-    for (size_t j = 0; j < J; ++j) {
-      const double tj = j == last ? t_last : static_cast<int64_t>(j) == donor ? t_donor : t[j];
+    for (size_t j = 0; j < t.size(); ++j) {
+      double tj = t[j];
+      for (const auto& [k, tk] : changed)
+        if (k == j) tj = tk;
       s.makespan = std::max(s.makespan, tj);
       s.total += tj;
     }
     return s;
-  };
-  Score cur = score_with(J, 0, -1, 0);
-  std::vector<double> d(static_cast<size_t>(N));
-  while (!out_of_time()) {
-    const size_t last = static_cast<size_t>(std::max_element(t.begin(), t.end()) - t.begin());
-    const std::vector<int64_t>& gl = g[last];
-    // Outside machines: closest in send time, fastest, most memory; `pool` of each.
-    const double bytes = jobs[last].boundary_bytes(micro_batch(jobs[last], 1));
-    std::vector<int64_t> outside;
-    for (int64_t x = 0; x < N; ++x) {
-      if (assign[static_cast<size_t>(x)] == static_cast<int64_t>(last)) continue;
-      double best = kInf;
-      for (int64_t y : gl) best = std::min(best, c.send_time(x, y, bytes));
-      d[static_cast<size_t>(x)] = best;
-      outside.push_back(x);
-    }
-    std::vector<int64_t> cand;
-    const size_t k = std::min(pool, outside.size());
-    std::partial_sort(outside.begin(), outside.begin() + static_cast<std::ptrdiff_t>(k), outside.end(), [&](int64_t a, int64_t b) {
-      return d[static_cast<size_t>(a)] < d[static_cast<size_t>(b)] || (d[static_cast<size_t>(a)] == d[static_cast<size_t>(b)] && a < b);
+  }
+};
+
+// Several machines joining the last job at once, and the donor jobs' times without them.
+struct Batch {
+  std::vector<int64_t> machines;
+  std::vector<std::pair<size_t, double>> times;  // (job, time) of the last job and the donors
+  Score score;
+};
+
+// The best batch of 2 to `batch_max` machines for job `last` that beats `cur`: each candidate
+// with its nearest outside machines in the time to send the job's boundary activations (empty
+// machines: none beats it). Why: a layout with one more stage in each of r replicas, or one more
+// replica, needs r (or a replica's worth of) machines at once, and each one alone makes the
+// plan worse (47 measured machines, OPT-175B on 2 replicas x 14 stages: 15.72 h; one machine
+// more 16.13 h; four more at once 15.05 h), so single moves never get there.
+Batch best_batch(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const JobsState& s, size_t last,
+                 const std::vector<int64_t>& cand, const Score& cur, size_t batch_max,
+                 const std::function<bool()>& out_of_time, int64_t& evaluations) {
+  Batch best;
+  best.score = cur;
+  const int64_t N = c.size();
+  const double bytes = jobs[last].boundary_bytes(micro_batch(jobs[last], 1));
+  std::vector<int64_t> outside;
+  for (int64_t x = 0; x < N; ++x)
+    if (s.assign[static_cast<size_t>(x)] != static_cast<int64_t>(last)) outside.push_back(x);
+  for (size_t i = 0; i < cand.size() && !out_of_time(); ++i) {
+    const int64_t x = cand[i];
+    std::vector<int64_t> near;
+    for (int64_t y : outside)
+      if (y != x) near.push_back(y);
+    const size_t more = std::min(batch_max - 1, near.size());
+    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(more), near.end(), [&](int64_t a, int64_t b) {
+      const double da = c.send_time(x, a, bytes), db = c.send_time(x, b, bytes);
+      return da < db || (da == db && a < b);
     });
-    cand.assign(outside.begin(), outside.begin() + static_cast<std::ptrdiff_t>(k));
-    for (const auto* order : {&by_speed, &by_memory}) {
-      size_t taken = 0;
-      for (int64_t x : *order) {
-        if (taken == pool) break;
-        if (assign[static_cast<size_t>(x)] == static_cast<int64_t>(last)) continue;
-        ++taken;
-        if (std::find(cand.begin(), cand.end(), x) == cand.end()) cand.push_back(x);
+    std::vector<int64_t> batch{x};
+    std::vector<int64_t> gl = s.g[last];
+    gl.insert(std::upper_bound(gl.begin(), gl.end(), x), x);
+    for (size_t q = 0; q < more && !out_of_time(); ++q) {
+      const int64_t y = near[q];
+      batch.push_back(y);
+      gl.insert(std::upper_bound(gl.begin(), gl.end(), y), y);
+      // The donors' times without their machines in the batch (a donor that cannot run
+      // without them ends this candidate's batches).
+      std::map<size_t, std::vector<int64_t>> donors;
+      for (int64_t z : batch) {
+        const int64_t dj = s.assign[static_cast<size_t>(z)];
+        if (dj >= 0) donors[static_cast<size_t>(dj)].push_back(z);
       }
+      std::vector<std::pair<size_t, double>> times;
+      for (const auto& [dj, gone] : donors) {
+        std::vector<int64_t> gd;
+        for (int64_t z : s.g[dj])
+          if (std::find(gone.begin(), gone.end(), z) == gone.end()) gd.push_back(z);
+        const Evaluator::JobEval e = ev.job(dj, gd);
+        ++evaluations;
+        if (!e.feasible) break;
+        times.push_back({dj, e.time});
+      }
+      if (times.size() < donors.size()) break;
+      const Evaluator::JobEval e = ev.job(last, gl);
+      ++evaluations;
+      if (!e.feasible) continue;
+      times.push_back({last, e.time});
+      const Score sc = s.score_with(times);
+      if (sc < best.score) best = {batch, times, sc};
     }
+  }
+  return best;
+}
+
+}  // namespace
+
+Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
+                         std::vector<int64_t>& assign, const std::function<bool()>& out_of_time, size_t pool,
+                         size_t batch_max) {
+  Descent r;
+  const size_t J = jobs.size();
+  if (J == 0 || c.size() == 0 || out_of_time()) return r;  // laying out every job costs ms on large groups
+  JobsState s{assign, groups_of(assign, J), std::vector<double>(J, 0.0)};
+  for (size_t j = 0; j < J; ++j) {
+    const Evaluator::JobEval e = ev.job(j, s.g[j]);
+    ++r.evaluations;
+    if (!e.feasible) return r;  // the walk deals with infeasible jobs
+    s.t[j] = e.time;
+  }
+  const Orders order = orders_of(c);
+  Score cur = s.score_with({});
+  while (!out_of_time()) {
+    const size_t last = static_cast<size_t>(std::max_element(s.t.begin(), s.t.end()) - s.t.begin());
+    const std::vector<int64_t>& gl = s.g[last];
+    const std::vector<int64_t> cand = outside_candidates(c, jobs[last], assign, static_cast<int64_t>(last), gl, order, pool);
     Move best;
     best.score = cur;
     bool found = false;
@@ -93,9 +189,11 @@ Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, E
       const Evaluator::JobEval e = ev.job(last, with_without(gl, in, out));
       ++r.evaluations;
       if (!e.feasible) return;
-      const Score s = score_with(last, e.time, donor, t_donor);
-      if (s < best.score) {
-        best = {in, out, s, t_donor};
+      std::vector<std::pair<size_t, double>> times{{last, e.time}};
+      if (donor >= 0) times.push_back({static_cast<size_t>(donor), t_donor});
+      const Score sc = s.score_with(times);
+      if (sc < best.score) {
+        best = {in, out, sc, t_donor};
         found = true;
       }
     };
@@ -108,7 +206,7 @@ Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, E
     for (size_t i = 0; i < cand.size() && !out_of_time(); ++i) {
       const int64_t donor = assign[static_cast<size_t>(cand[i])];
       if (donor < 0) continue;
-      const Evaluator::JobEval e = ev.job(static_cast<size_t>(donor), with_without(g[static_cast<size_t>(donor)], -1, cand[i]));
+      const Evaluator::JobEval e = ev.job(static_cast<size_t>(donor), with_without(s.g[static_cast<size_t>(donor)], -1, cand[i]));
       ++r.evaluations;
       t_donor[i] = e.feasible ? e.time : kInf;
     }
@@ -126,19 +224,38 @@ Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, E
           consider(cand[i], y, donor, t_donor[i]);
         }
       }
+    // Then several machines at once, only when no move or swap helps.
+    if (!found && batch_max >= 2 && !out_of_time()) {
+      const Batch b = best_batch(c, jobs, ev, s, last, cand, cur, batch_max, out_of_time, r.evaluations);
+      if (b.machines.empty()) break;
+      for (int64_t y : b.machines) {
+        const int64_t dj = assign[static_cast<size_t>(y)];
+        if (dj >= 0) {
+          auto& gd = s.g[static_cast<size_t>(dj)];
+          gd.erase(std::find(gd.begin(), gd.end(), y));
+        }
+        assign[static_cast<size_t>(y)] = static_cast<int64_t>(last);
+        auto& g_last = s.g[last];
+        g_last.insert(std::upper_bound(g_last.begin(), g_last.end(), y), y);
+      }
+      for (const auto& [j, tj] : b.times) s.t[j] = tj;
+      cur = b.score;
+      ++r.steps;
+      continue;
+    }
     if (!found) break;
     if (best.in >= 0) {
       const int64_t donor = assign[static_cast<size_t>(best.in)];
       if (donor >= 0) {
-        auto& gd = g[static_cast<size_t>(donor)];
+        auto& gd = s.g[static_cast<size_t>(donor)];
         gd.erase(std::find(gd.begin(), gd.end(), best.in));
-        t[static_cast<size_t>(donor)] = best.donor_time;
+        s.t[static_cast<size_t>(donor)] = best.donor_time;
       }
       assign[static_cast<size_t>(best.in)] = static_cast<int64_t>(last);
     }
     if (best.out >= 0) assign[static_cast<size_t>(best.out)] = -1;
-    g[last] = with_without(gl, best.in, best.out);
-    t[last] = ev.job(last, g[last]).time;
+    s.g[last] = with_without(gl, best.in, best.out);
+    s.t[last] = ev.job(last, s.g[last]).time;
     cur = best.score;
     ++r.steps;
   }

@@ -96,7 +96,8 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // Search's greedy start by send time (add_send_time_start). A step after the first runs only
 // while the time left in that share exceeds the longest step so far (time_for_another_step).
 // finish() spends the rest refining: the descent on the machines of the job that finishes last
-// (csrc/plan/descent.h) from the best start (and from Search's best when that differs), until
+// (csrc/plan/descent.h: take, give back or swap one machine; 2-4 at once when none of those
+// helps) from the best start (and from Search's best when that differs), until
 // half of the time left at most (so the walk always runs), then
 // Search's annealing (opts.max_iterations > 0 caps the moves, and the same seed then gives the
 // same plan on any machine) from the better of the two, a walk from each when they differ, with

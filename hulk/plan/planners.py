@@ -240,7 +240,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     as starts. A source after the first runs only while the time left in that share exceeds
     the longest step so far. The rest of the budget refines the best start (``moves`` > 0 caps
     the walk): a steepest descent on the machines of the job that finishes last (take one,
-    give one back, or swap) for at most half of the time left, then Search's annealing walks
+    give one back, or swap; 2-4 machines at once when none of those helps) for at most half
+    of the time left, then Search's annealing walks
     (half of the moves drawn on the last job; where that job holds at least 10% of the machines,
     the second walk is Search's own, every move uniform), then the idle machines offered to
     the last job and the descent again. Returns the core plan; its notes say which source won
