@@ -117,19 +117,17 @@ Batch best_batch(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
     if (s.assign[static_cast<size_t>(x)] != static_cast<int64_t>(last)) outside.push_back(x);
   for (size_t i = 0; i < cand.size() && !out_of_time(); ++i) {
     const int64_t x = cand[i];
-    std::vector<int64_t> near;
+    std::vector<std::pair<double, int64_t>> near;  // (send time from x, machine)
+    near.reserve(outside.size());
     for (int64_t y : outside)
-      if (y != x) near.push_back(y);
+      if (y != x) near.push_back({c.send_time(x, y, bytes), y});
     const size_t more = std::min(batch_max - 1, near.size());
-    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(more), near.end(), [&](int64_t a, int64_t b) {
-      const double da = c.send_time(x, a, bytes), db = c.send_time(x, b, bytes);
-      return da < db || (da == db && a < b);
-    });
+    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(more), near.end());
     std::vector<int64_t> batch{x};
     std::vector<int64_t> gl = s.g[last];
     gl.insert(std::upper_bound(gl.begin(), gl.end(), x), x);
     for (size_t q = 0; q < more && !out_of_time(); ++q) {
-      const int64_t y = near[q];
+      const int64_t y = near[q].second;
       batch.push_back(y);
       gl.insert(std::upper_bound(gl.begin(), gl.end(), y), y);
       // The donors' times without their machines in the batch (a donor that cannot run
