@@ -100,8 +100,8 @@ struct Batch {
 };
 
 // The best batch of 2 to `batch_max` machines for job `last` that beats `cur`: each candidate
-// with its nearest outside machines in the time to send the job's boundary activations (empty
-// machines: none beats it). Why: a layout with one more stage in each of r replicas, or one more
+// with its nearest outside machines in the time to send the job's boundary activations (no
+// machines when no batch beats it). Why: a layout with one more stage in each of r replicas, or one more
 // replica, needs r (or a replica's worth of) machines at once, and each one alone makes the
 // plan worse (47 measured machines, OPT-175B on 2 replicas x 14 stages: 15.72 h; one machine
 // more 16.13 h; four more at once 15.05 h), so single moves never get there.
