@@ -78,6 +78,23 @@ struct JobsState {
   std::vector<std::vector<int64_t>> g;
   std::vector<double> t;
 
+  // Machine `y` joins job `j` (leaving its own job's group, if any); groups stay sorted.
+  void join(int64_t y, size_t j) {
+    const int64_t from = assign[static_cast<size_t>(y)];
+    if (from >= 0) {
+      auto& gd = g[static_cast<size_t>(from)];
+      gd.erase(std::find(gd.begin(), gd.end(), y));
+    }
+    assign[static_cast<size_t>(y)] = static_cast<int64_t>(j);
+    g[j].insert(std::upper_bound(g[j].begin(), g[j].end(), y), y);
+  }
+
+  // Machine `y` leaves job `j` for idle.
+  void leave(int64_t y, size_t j) {
+    g[j].erase(std::find(g[j].begin(), g[j].end(), y));
+    assign[static_cast<size_t>(y)] = -1;
+  }
+
   // The score with job `j`'s time replaced by `tj` for each (j, tj) in `changed`.
   Score score_with(const std::vector<std::pair<size_t, double>>& changed) const {
     Score s;
@@ -226,16 +243,7 @@ Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, E
     if (!found && batch_max >= 2 && !out_of_time()) {
       const Batch b = best_batch(c, jobs, ev, s, last, cand, cur, batch_max, out_of_time, r.evaluations);
       if (b.machines.empty()) break;
-      for (int64_t y : b.machines) {
-        const int64_t dj = assign[static_cast<size_t>(y)];
-        if (dj >= 0) {
-          auto& gd = s.g[static_cast<size_t>(dj)];
-          gd.erase(std::find(gd.begin(), gd.end(), y));
-        }
-        assign[static_cast<size_t>(y)] = static_cast<int64_t>(last);
-        auto& g_last = s.g[last];
-        g_last.insert(std::upper_bound(g_last.begin(), g_last.end(), y), y);
-      }
+      for (int64_t y : b.machines) s.join(y, last);
       for (const auto& [j, tj] : b.times) s.t[j] = tj;
       cur = b.score;
       ++r.steps;
@@ -244,15 +252,10 @@ Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, E
     if (!found) break;
     if (best.in >= 0) {
       const int64_t donor = assign[static_cast<size_t>(best.in)];
-      if (donor >= 0) {
-        auto& gd = s.g[static_cast<size_t>(donor)];
-        gd.erase(std::find(gd.begin(), gd.end(), best.in));
-        s.t[static_cast<size_t>(donor)] = best.donor_time;
-      }
-      assign[static_cast<size_t>(best.in)] = static_cast<int64_t>(last);
+      if (donor >= 0) s.t[static_cast<size_t>(donor)] = best.donor_time;
+      s.join(best.in, last);
     }
-    if (best.out >= 0) assign[static_cast<size_t>(best.out)] = -1;
-    s.g[last] = with_without(gl, best.in, best.out);
+    if (best.out >= 0) s.leave(best.out, last);
     s.t[last] = ev.job(last, s.g[last]).time;
     cur = best.score;
     ++r.steps;
