@@ -85,26 +85,27 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
 Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Plan& p, const SearchOptions& opts);
 
 // Hulk within a time budget (hulk/plan/planners.py plan(..., "hulk")): every step checks one
-// clock, started at construction, against opts.time_limit_s. The candidate sources come first
-// and share the first 60% of the budget: Search's starts (add_search_starts: plan_search's own,
-// in its order; Hulk runs the first two, then its cheap classifications, then the other six,
-// so it has every start Search has when time allows), Hulk's classifications
+// clock, started at construction, against opts.time_limit_s. The candidate sources come first:
+// Search's starts (add_search_starts: plan_search's own, in its order and under its own time
+// rule, so Hulk has every start Search has; Hulk runs the first two, then its cheap
+// classifications, then the other six), and within the first 60% of the budget, Hulk's classifications
 // (add_classification: the GNN's proposal, the greedy rule, the region heuristic; descend_best
 // after the cheap ones), each through
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are
 // disjoint, grown further as Search grows its starts (closest idle machines, any region), and
 // Search's greedy start by send time (add_send_time_start). A step after the first runs only
 // while the time left in that share exceeds the longest step so far (time_for_another_step).
-// finish() spends the rest refining: the descent on the machines of the job that finishes last
+// finish() spends the rest refining. Where the job that finishes last holds at least 10% of the
+// machines, Search's own first walk comes first, for half of the time left (from Search's best
+// start, every move uniform, the same seed: it retraces Search's walk as far as it gets; see
+// AnytimePlanner::finish). Then the descent on the machines of the job that finishes last
 // (csrc/plan/descent.h: take, give back or swap one machine; 2-4 at once when none of those
 // helps) from the best start (and from Search's best when that differs), until
 // half of the time left at most (so the walk always runs), then
 // Search's annealing (opts.max_iterations > 0 caps the moves, and the same seed then gives the
-// same plan on any machine) from the better of the two, a walk from each when they differ, with
-// half of Hulk's moves drawn on the job that finishes last (take, give back or swap a machine);
-// where that job holds at least 10% of the machines, the second walk is instead Search's own
-// (from Search's best start before any descent, every move uniform; see AnytimePlanner::finish);
-// then it offers the idle machines to the job that finishes last (closest first, in batches of
+// same plan on any machine) from the better of the two (after Search's own walk) or a walk from
+// each when they differ, with half of Hulk's moves drawn on the job that finishes last (take,
+// give back or swap a machine); then it offers the idle machines to the job that finishes last (closest first, in batches of
 // 1, 2, 4, ..., all (at most 4 x its group + 16) and one replica's worth), keeping a batch only
 // if the makespan drops, and descends once more. The notes say which source won, what
 // refinement gained and why machines stay idle. The cluster and jobs are copied.

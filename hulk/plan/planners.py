@@ -229,22 +229,24 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
                      model, classes, grow_rounds: int, time_limit_s: float):
     """Hulk as an anytime planner (``_core.plan.AnytimePlanner``, csrc/plan/planners.h).
 
-    The candidate sources share the first 60% of the budget, in this order: Search's first two
-    starts (each job on the fewest machines; the greedy rule's groups grown as Search grows
-    them), the greedy rule's groups and the GNN's proposal (the learned planner), the descent on
-    the last job from the best of these (until 30% of the budget at most), Search's six
-    other starts, the region heuristic's groups (Algorithm 1 on them is shared with Search's
+    The candidate sources come first, in this order: Search's first two starts (each job on the
+    fewest machines; the greedy rule's groups grown as Search grows them), the greedy rule's
+    groups and the GNN's proposal (the learned planner), the descent on the last job from the
+    best of these (until 30% of the budget at most), Search's six other starts, the region
+    heuristic's groups (Algorithm 1 on them is shared with Search's
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
     one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
-    as starts. A source after the first runs only while the time left in that share exceeds
-    the longest step so far. The rest of the budget refines the best start (``moves`` > 0 caps
-    the walk): a steepest descent on the machines of the job that finishes last (take one,
-    give one back, or swap; 2-4 machines at once when none of those helps) for at most half
-    of the time left, then Search's annealing walks
-    (half of the moves drawn on the last job; where that job holds at least 10% of the machines,
-    the second walk is Search's own, every move uniform), then the idle machines offered to
-    the last job and the descent again. Returns the core plan; its notes say which source won
+    as starts. Search's starts run as in Search (each while the time left exceeds the longest
+    start so far); Hulk's own sources share the first 60% of the budget, each running only while
+    the time left in that share exceeds the longest step so far. The rest of the budget refines
+    the best start (``moves`` > 0 caps the walks): where the job that finishes last holds at
+    least 10% of the machines, Search's own walk first (from Search's best start, every move
+    uniform, the same seed) for half of the time left; a steepest descent on the machines of
+    the job that finishes last (take one, give one back, or swap; 2-4 machines at once when
+    none of those helps) for at most half of the time left; then Search's annealing walks (half
+    of the moves drawn on the last job), then the idle machines offered to the last job and the
+    descent again. Returns the core plan; its notes say which source won
     and what refinement gained. Raises InputError naming ``time_limit_s`` when the plan is
     infeasible and sources were left out for lack of time."""
     sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
@@ -290,7 +292,7 @@ def _budget_too_short(time_limit_s, what: str) -> InputError:
 
 
 _HEURISTIC_SOURCE = "the region heuristic's groups"
-# The early descent on the best start ends by this share of the budget (the candidate sources
+# The early descent on the best start ends by this share of the budget (Hulk's own sources
 # share the first 60%; csrc/plan/search.cpp kSourceShare).
 _EARLY_DESCENT_SHARE = 0.3
 

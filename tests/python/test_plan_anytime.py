@@ -99,8 +99,8 @@ def test_hulk_with_a_move_cap_is_reproducible(planned):
     assert capped.makespan_s == h.makespan_s  # refine_iterations caps the same moves
 
 
-def test_the_second_walk_is_searchs_plain_walk_only_where_the_last_job_is_large(planned):
-    """The walks' note says when the second walk is Search's own (every move uniform) and the
+def test_searchs_plain_walk_runs_only_where_the_last_job_is_large(planned):
+    """The walks' note says when the first walk is Search's own (every move uniform) and the
     last job's share of the machines that chose it; that share is at least the 10% threshold.
     On these small clusters the last job holds a large share in at least one case."""
     import re
@@ -113,7 +113,9 @@ def test_the_second_walk_is_searchs_plain_walk_only_where_the_last_job_is_large(
             continue
         plain += 1
         assert 10 <= int(m.group(1)) <= 100, (name, h.notes[1])
-        assert "from the better of the descended starts (" in h.notes[1], (name, h.notes[1])
+        # Search's own walk comes first, then the focused walk from the descended starts
+        assert h.notes[1].index("as Search walks it") < h.notes[1].index("then from the better of the descended starts ("), \
+            (name, h.notes[1])
     assert plain >= 1, {name: v[2].notes[1] for name, v in planned.items()}
 
 
