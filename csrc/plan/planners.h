@@ -85,10 +85,11 @@ Plan plan_search(const Cluster& c, const std::vector<ModelSpec>& jobs, const Sea
 Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Plan& p, const SearchOptions& opts);
 
 // Hulk within a time budget (hulk/plan/planners.py plan(..., "hulk")): every step checks one
-// clock, started at construction, against opts.time_limit_s. The candidate sources come first:
-// Search's starts (add_search_starts: plan_search's own, in its order and under its own time
-// rule, so Hulk has every start Search has; Hulk runs the first two, then its cheap
-// classifications, then the other six), and within the first 60% of the budget, Hulk's classifications
+// clock, started at construction, against opts.time_limit_s. The candidate sources come first
+// and share the first 60% of the budget: Search's starts (add_search_starts: plan_search's own,
+// in its order; Hulk runs the first two, then its cheap classifications, then the other six;
+// where the last job of the best start so far holds at least 10% of the machines they run
+// under Search's own time rule instead, so Hulk has every start Search has), Hulk's classifications
 // (add_classification: the GNN's proposal, the greedy rule, the region heuristic; descend_best
 // after the cheap ones), each through
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are

@@ -810,16 +810,31 @@ void AnytimePlanner::record_step(double seconds) {
 void AnytimePlanner::skip(const std::string& source) { s_->skipped.push_back(source); }
 bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->st.skipped.empty(); }
 
+// The last job's share of the machines from which Hulk runs Search's starts under Search's own
+// time rule and Search's plain walk first.
+// Measured shares of the walks' start: 0.17-0.92 on 47-200 machines; on 1,000-20,000 machines
+// usually a few percent, but 38% on 1,000 #1 (start "each job on the fewest machines") and
+// about 15% where OPT-175B finishes last on 20,000.
+constexpr double kPlainWalkLastJobShare = 0.1;
+
 void AnytimePlanner::add_search_starts(size_t from, size_t to) {
   State& s = *s_;
   s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
-  // Search's starts run under Search's own rule (while the time left exceeds the longest start),
-  // not within the sources' share: at short budgets Search's winning start can be one of its
-  // later, cheap ones (200 measured machines, k = 55, paper4, 0.1 s: "System B's blocks", 8.61 h
-  // with no walk move; cut at the share, Hulk had 10.53 h). Fresh measured clusters k = 50-57,
-  // 47-1,000 machines, both job sets, 0.1-1 s: instances over 1.02x Search's plan at the same
-  // budget 5 of 144 against 17, means 0.920 against 0.926.
-  run_starts(s.c, s.jobs, s.ev, s.opts, s.t0, s.st, from, to);
+  // Where the job that finishes last in the best start so far holds at least
+  // kPlainWalkLastJobShare of the machines (most clusters of 47-200 machines), Search's starts run
+  // under Search's own rule (while the time left exceeds the longest start), not within the
+  // sources' share: at short budgets Search's winning start can be one of its later, cheap ones
+  // (200 measured machines, k = 55, paper4, 0.1 s: "System B's blocks", 8.61 h with no walk
+  // move; cut at the share, Hulk had 10.53 h). Elsewhere (a last job on a few percent of the
+  // machines: 1,000 and more) the descent on the last job gains more per second than a further
+  // start: Search's rule there made Hulk(1 s) 1.073x Search(60 s) on average at 20,000 measured
+  // machines, against 0.959 within the share.
+  for (size_t k = from; k < to; ++k) {
+    SearchOptions o = s.opts;
+    if (!s.st.best.empty() && last_job_share(s.st.best, s.st.score.last) < kPlainWalkLastJobShare)
+      o.time_limit_s = s.sources_limit_s();
+    run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, k, k + 1);
+  }
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
 }
@@ -880,11 +895,6 @@ void AnytimePlanner::descend_best(double share) {
 // The descents on the walks' starts in finish() end by this share of the time left; the walk
 // gets the rest (but the final reserve).
 constexpr double kDescentShareOfRest = 0.5;
-// The last job's share of the machines from which the second walk is Search's plain one.
-// Measured shares of the walks' start: 0.17-0.92 on 47-200 machines; on 1,000-20,000 machines
-// usually a few percent, but 38% on 1,000 #1 (start "each job on the fewest machines") and
-// about 15% where OPT-175B finishes last on 20,000.
-constexpr double kPlainWalkLastJobShare = 0.1;
 
 Plan AnytimePlanner::finish() {
   State& s = *s_;

@@ -237,9 +237,10 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
     one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
-    as starts. Search's starts run as in Search (each while the time left exceeds the longest
-    start so far); Hulk's own sources share the first 60% of the budget, each running only while
-    the time left in that share exceeds the longest step so far. The rest of the budget refines
+    as starts. The sources share the first 60% of the budget, each running only while the time
+    left in that share exceeds the longest step so far; but where the job that finishes last in
+    the best start so far holds at least 10% of the machines, Search's starts run as in Search
+    (while the time left in the whole budget exceeds the longest start). The rest of the budget refines
     the best start (``moves`` > 0 caps the walks): where the job that finishes last holds at
     least 10% of the machines, Search's own walk first (from Search's best start, every move
     uniform, the same seed) for half of the time left; a steepest descent on the machines of
