@@ -13,6 +13,9 @@ the first timed plan (a once-per-process cost, like the import). ``--report`` re
   1.02 (issue 17's bound; also totalled per mode), Hulk's planning time, and the count of
   instances where a planner gives no plan while Search at 60 s finds one;
 * the older figures: Hulk / Search at 10 s and Hulk's planning time at that budget.
+* a speed check: per size from 1,000 machines, the median work outside the budget of Hulk's and
+  Search's rows, flagged where they differ by more than 15% (rows rerun on a slower or faster
+  machine than the rows they are compared with).
 
 ``--write`` replaces the results file's RESULTS.md section but keeps hand-written notes placed
 between ``<!-- notes:begin -->`` and ``<!-- notes:end -->`` in it.
@@ -39,6 +42,7 @@ import math
 import os
 import platform
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -316,7 +320,41 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
         o = old[(mode, n)]
         out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
                    f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
-    return out + job_set_lines(rows) + ablation_lines(rows, reference_s)
+    return out + speed_lines(rows) + job_set_lines(rows) + ablation_lines(rows, reference_s)
+
+
+# The speed check: outside its budget a plan converts the cluster and lays out the result, the
+# same work for Hulk and Search (medians within 6% of each other in one run at 1,000-20,000
+# machines). Rows planned on a slower machine show it there first: on 2026-11-24 the VM was
+# 1.1-2x slower than on the day of the file's Search rows, and Hulk rows rerun that day took 0.70 s
+# at 5,000 machines against Search's 0.47 s. Hulk(t) / Search(t) of such rows is no comparison.
+SPEED_CHECK_MIN_MACHINES = 1000   # below, that work is milliseconds and noise
+SPEED_CHECK_BOUND = 1.15          # Hulk's median over Search's beyond which the report warns
+
+
+def speed_lines(rows: list) -> list:
+    """Per mode and size (from SPEED_CHECK_MIN_MACHINES on), the median work outside the budget
+    (wall_s - planning_s) of Hulk's and Search's rows, with a warning where they differ by more
+    than SPEED_CHECK_BOUND; [] when no size qualifies."""
+    outside = {}
+    for r in rows:
+        if r["n"] >= SPEED_CHECK_MIN_MACHINES and r["planner"] in ("hulk", "search") and "wall_s" in r:
+            outside.setdefault((r["mode"], r["n"]), {}).setdefault(r["planner"], []).append(r["wall_s"] - r["planning_s"])
+    out = []
+    for (mode, n) in sorted(outside, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1])):
+        o = outside[(mode, n)]
+        if "hulk" not in o or "search" not in o:
+            continue
+        h, s = statistics.median(o["hulk"]), statistics.median(o["search"])
+        ratio = h / s if s > 0 else float("inf")
+        flag = ("**different machine speeds: Hulk(t) / Search(t) here is no comparison**"
+                if not 1 / SPEED_CHECK_BOUND <= ratio <= SPEED_CHECK_BOUND else "same speed")
+        out.append(f"| {mode} | {n:,} | {h:.2f} | {s:.2f} | {ratio:.2f} | {flag} |")
+    if not out:
+        return []
+    return ["", "Speed check: the work outside the budget (converting the cluster, laying out the plan; "
+                "`wall_s - planning_s`), median over the rows; the same for both planners on one machine.", "",
+            "| mode | machines | Hulk s | Search s | Hulk / Search | |", "|---|---:|---:|---:|---:|---|", *out]
 
 
 NOTES_BEGIN, NOTES_END = "<!-- notes:begin -->", "<!-- notes:end -->"  # hand-written, kept by --write

@@ -101,3 +101,28 @@ def test_write_keeps_the_hand_written_notes(bench, tmp_path):
     again = out.read_text()
     assert again.count(note) == 1 and again.endswith("After the section.\n")
     assert again.index("Rendered with") < again.index(note) < again.index("| mode | machines |")
+
+
+def _speed_rows(hulk_outside, search_outside, n=5000):
+    rows = []
+    for k in range(3):
+        for planner, outside in (("hulk", hulk_outside), ("search", search_outside)):
+            r = _row("paper4", k, planner, 1.0, 100.0, n=n)
+            r["wall_s"] = r["planning_s"] + outside * (1 + 0.01 * k)   # medians: outside * 1.01
+            rows.append(r)
+    return rows
+
+
+def test_speed_check_warns_when_hulk_and_search_ran_at_different_speeds(bench):
+    same = bench.speed_lines(_speed_rows(0.48, 0.47))
+    assert same[-1] == "| measured | 5,000 | 0.48 | 0.47 | 1.02 | same speed |"
+    slower = bench.speed_lines(_speed_rows(0.70, 0.47))
+    assert slower[-1].startswith("| measured | 5,000 | 0.71 | 0.47 | 1.49 | **different machine speeds")
+    faster = bench.speed_lines(_speed_rows(0.30, 0.47))
+    assert "different machine speeds" in faster[-1]
+    assert any("different machine speeds" in line for line in bench.report_lines(_speed_rows(0.70, 0.47), [], 60.0))
+
+
+def test_speed_check_skips_small_clusters_and_lone_planners(bench):
+    assert bench.speed_lines(_speed_rows(0.70, 0.47, n=200)) == []
+    assert bench.speed_lines([r for r in _speed_rows(0.70, 0.47) if r["planner"] == "hulk"]) == []
