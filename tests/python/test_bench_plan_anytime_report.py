@@ -123,6 +123,12 @@ def test_speed_check_warns_when_hulk_and_search_ran_at_different_speeds(bench):
     assert any("different machine speeds" in line for line in bench.report_lines(_speed_rows(0.70, 0.47), [], 60.0))
 
 
+def test_speed_check_judges_the_rows_the_tables_use(bench):
+    # slow Hulk rows, then the same instances rerun at Search's speed: the later rows replace them
+    rows = _speed_rows(0.70, 0.47) + [r for r in _speed_rows(0.47, 0.47) if r["planner"] == "hulk"]
+    assert bench.speed_lines(rows)[-1] == "| measured | 5,000 | 0.47 | 0.47 | 1.00 | same speed |"
+
+
 def test_speed_check_skips_small_clusters_and_lone_planners(bench):
     assert bench.speed_lines(_speed_rows(0.70, 0.47, n=200)) == []
     assert bench.speed_lines([r for r in _speed_rows(0.70, 0.47) if r["planner"] == "hulk"]) == []
