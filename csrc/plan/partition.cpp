@@ -45,10 +45,11 @@ std::vector<int64_t> proportional_bounds(const std::vector<double>& w, int64_t L
 
 // ---- building blocks --------------------------------------------------------------------------
 
-std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines) {
-  if (machines.size() <= 1) return machines;
-  const double bytes = m.boundary_bytes(micro_batch(m, 1));
-  // Start where the memory is (the chain's head is kept by every D); ties: faster, lower id.
+namespace {
+
+// The machine of `machines` the chain starts at: where the memory is (the chain's head is kept
+// by every D); ties: faster, lower id.
+size_t chain_head(const Cluster& c, const std::vector<int64_t>& machines) {
   size_t start = 0;
   for (size_t k = 1; k < machines.size(); ++k) {
     const Machine& a = c.machine(machines[k]);
@@ -56,6 +57,85 @@ std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vect
     if (std::make_tuple(a.memory_gb, a.tflops, -machines[k]) > std::make_tuple(b.memory_gb, b.tflops, -machines[start]))
       start = k;
   }
+  return start;
+}
+
+// The nearest-neighbour walk on a regional cluster, the same chain as the plain walk (ties
+// included). There send_time(x, y) = access(x) + access(y) + latency(r(x), r(y)) +
+// bytes / bandwidth(r(x), r(y)), which within one region of y grows with access(y): the
+// closest remaining machine of a region is the first of its run of least access latency
+// (runs: machines of equal access, by id). So each step compares one candidate per region
+// (plus, for a rounding tie, the next runs' first): O(n R) instead of O(n^2). A job's group
+// of 10,000 machines laid out once cost ~0.3 s in the plain walk.
+std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<int64_t> machines, size_t start) {
+  const RegionalNetwork& net = c.network();
+  const auto access = [&](int64_t x) { return net.access_ms[static_cast<size_t>(x)]; };
+  struct Region {
+    std::vector<int64_t> ids;     // by (access, id)
+    std::vector<size_t> run_end;  // per position: one past its run of equal access
+    std::vector<size_t> taken;    // per run start: how many of the run are in the chain (a prefix)
+    size_t first = 0;             // the first run with a machine left
+    size_t left = 0;
+  };
+  std::vector<int64_t> out{machines[start]};
+  machines.erase(machines.begin() + static_cast<std::ptrdiff_t>(start));
+  std::map<int64_t, Region> by_region;
+  for (int64_t x : machines) by_region[net.region[static_cast<size_t>(x)]].ids.push_back(x);
+  std::vector<Region*> active;
+  for (auto& [r, reg] : by_region) {
+    std::sort(reg.ids.begin(), reg.ids.end(), [&](int64_t a, int64_t b) {
+      return access(a) < access(b) || (access(a) == access(b) && a < b);
+    });
+    const size_t n = reg.ids.size();
+    reg.run_end.assign(n, n);
+    reg.taken.assign(n, 0);
+    for (size_t k = n - 1; k-- > 0;) reg.run_end[k] = access(reg.ids[k]) == access(reg.ids[k + 1]) ? reg.run_end[k + 1] : k + 1;
+    reg.left = n;
+    active.push_back(&reg);
+  }
+  while (!active.empty()) {
+    const int64_t from = out.back();
+    double best = kInf;
+    int64_t pick = -1;
+    size_t pick_region = 0, pick_run = 0;
+    for (size_t a = 0; a < active.size(); ++a) {
+      Region& reg = *active[a];
+      double t0 = kInf;
+      bool have = false;
+      // Runs by increasing access: the send time only grows, so later runs matter only on a tie.
+      for (size_t k = reg.first; k < reg.ids.size(); k = reg.run_end[k]) {
+        if (reg.taken[k] == reg.run_end[k] - k) continue;  // the whole run is in the chain
+        const int64_t y = reg.ids[k + reg.taken[k]];
+        const double t = c.send_time(from, y, bytes);
+        if (have && t != t0) break;
+        have = true;
+        t0 = t;
+        if (pick < 0 || t < best || (t == best && y < pick)) {
+          best = t;
+          pick = y;
+          pick_region = a;
+          pick_run = k;
+        }
+      }
+    }
+    out.push_back(pick);
+    Region& reg = *active[pick_region];
+    ++reg.taken[pick_run];
+    while (reg.first < reg.ids.size() && reg.taken[reg.first] == reg.run_end[reg.first] - reg.first) reg.first = reg.run_end[reg.first];
+    if (--reg.left == 0) {
+      active[pick_region] = active.back();
+      active.pop_back();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> chain_order_reference(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines) {
+  if (machines.size() <= 1) return machines;
+  const double bytes = m.boundary_bytes(micro_batch(m, 1));
+  const size_t start = chain_head(c, machines);
   std::vector<int64_t> out{machines[start]};
   machines.erase(machines.begin() + static_cast<std::ptrdiff_t>(start));
   while (!machines.empty()) {
@@ -73,6 +153,12 @@ std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vect
     machines.pop_back();
   }
   return out;
+}
+
+std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines) {
+  if (machines.size() <= 1 || !c.regional()) return chain_order_reference(c, m, std::move(machines));
+  const size_t start = chain_head(c, machines);
+  return regional_walk(c, m.boundary_bytes(micro_batch(m, 1)), std::move(machines), start);
 }
 
 std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& chain,

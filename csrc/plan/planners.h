@@ -16,6 +16,9 @@ namespace hulk::plan {
 // with the most memory, then repeatedly append the unvisited machine with the cheapest
 // send_time of one micro-batch's boundary activations from the chain's end.
 std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines);
+// The same walk comparing every remaining machine at each step (O(n^2)); chain_order takes a
+// shortcut on regional clusters that gives the same chain. The tests' reference.
+std::vector<int64_t> chain_order_reference(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines);
 
 // Layer split of one pipeline over a fixed machine chain: minimises the pipeline's whole
 // iteration time as the cost model computes it (sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)

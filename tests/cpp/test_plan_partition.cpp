@@ -243,6 +243,59 @@ TEST(PlanPartition, ChainOrderStartsAtMostMemoryAndStaysInRegion) {
   EXPECT_EQ(as_set({chain[0], chain[1], chain[2]}), (std::set<int64_t>{3, 4, 5}));
 }
 
+// A random regional cluster: R regions with random (symmetric) latency and bandwidth, some
+// region pairs unlinked; access latencies all zero, drawn from three values (ties within a
+// region), or continuous.
+Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_kind, MissingLinkRule rule) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  RegionalNetwork net;
+  net.regions = R;
+  net.base_latency_ms.assign(static_cast<size_t>(R * R), 0);
+  net.base_bandwidth_gbps.assign(static_cast<size_t>(R * R), 1);
+  net.region_link.assign(static_cast<size_t>(R * R), 1);
+  for (int r = 0; r < R; ++r)
+    for (int q = r; q < R; ++q) {
+      // A few repeated values, so that different region pairs tie too.
+      const double lat = r == q ? 0.5 : std::floor(1 + 4 * unit(rng)) * 10;
+      const double bw = r == q ? 100 : std::floor(1 + 3 * unit(rng));
+      const bool link = r == q || unit(rng) < 0.8;
+      for (auto [a, b] : {std::pair{r, q}, std::pair{q, r}}) {
+        net.base_latency_ms[static_cast<size_t>(a * R + b)] = lat;
+        net.base_bandwidth_gbps[static_cast<size_t>(a * R + b)] = bw;
+        net.region_link[static_cast<size_t>(a * R + b)] = link;
+      }
+    }
+  std::vector<Machine> ms;
+  for (int i = 0; i < n; ++i) {
+    net.region.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(R)));
+    net.access_ms.push_back(access_kind == 0 ? 0.0 : access_kind == 1 ? 0.25 * static_cast<double>(rng() % 3) : unit(rng));
+    ms.push_back({"", "R" + std::to_string(net.region.back()), 8.0 * static_cast<double>(1 + rng() % 3), 50.0 + 50.0 * static_cast<double>(rng() % 2), "", 1});
+  }
+  return Cluster::from_network(ms, net, rule);
+}
+
+TEST(PlanPartition, ChainOrderOnRegionalClustersMatchesThePlainWalk) {
+  // chain_order's regional shortcut (one candidate per region and step) against the plain
+  // walk: the same chain, ties and unreachable machines included, on random subsets.
+  std::mt19937_64 rng(20261125);
+  const ModelSpec m = model("m", 8);
+  int compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n = 2 + static_cast<int>(rng() % 120);
+    const int R = 1 + static_cast<int>(rng() % 12);
+    const Cluster c = random_regional(rng, n, R, trial % 3, trial % 4 == 3 ? MissingLinkRule::Forbid : MissingLinkRule::Route);
+    ASSERT_TRUE(c.regional());
+    std::vector<int64_t> group;
+    for (int64_t i = 0; i < n; ++i)
+      if (rng() % 4 != 0) group.push_back(i);
+    std::shuffle(group.begin(), group.end(), rng);
+    const auto fast = chain_order(c, m, group);
+    ASSERT_EQ(fast, chain_order_reference(c, m, group)) << "trial " << trial << ", " << n << " machines, " << R << " regions";
+    compared += fast.size() > 2;
+  }
+  EXPECT_GE(compared, 40);
+}
+
 TEST(PlanPartition, BestPipelineUsesReplicasWhenRegionsAreFarApart) {
   // A small model (1e5 parameters per layer) whose activations are large: crossing the slow
   // inter-region link with activations every micro-batch costs far more than all-reducing
