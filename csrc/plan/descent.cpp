@@ -50,9 +50,10 @@ std::vector<int64_t> outside_candidates(const Cluster& c, const ModelSpec& job, 
   const double bytes = job.boundary_bytes(micro_batch(job, 1));
   std::vector<int64_t> outside;
   std::vector<double> d(static_cast<size_t>(N), kInf);
+  const std::vector<int64_t> near = closest_per_region(c, gl);  // the same minimum, O(N R) not O(N |gl|)
   for (int64_t x = 0; x < N; ++x) {
     if (assign[static_cast<size_t>(x)] == last) continue;
-    for (int64_t y : gl) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.send_time(x, y, bytes));
+    for (int64_t y : near) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.send_time(x, y, bytes));
     outside.push_back(x);
   }
   const size_t k = std::min(pool, outside.size());

@@ -69,4 +69,19 @@ std::vector<int64_t> even_bounds(int64_t S, int64_t L) {
   return b;
 }
 
+std::vector<int64_t> closest_per_region(const Cluster& c, const std::vector<int64_t>& g) {
+  if (!c.regional()) return g;
+  const RegionalNetwork& net = c.network();
+  std::vector<int64_t> pick(static_cast<size_t>(net.regions), -1);  // per region
+  for (int64_t y : g) {
+    int64_t& p = pick[static_cast<size_t>(net.region[static_cast<size_t>(y)])];
+    const double a = net.access_ms[static_cast<size_t>(y)];
+    if (p < 0 || a < net.access_ms[static_cast<size_t>(p)] || (a == net.access_ms[static_cast<size_t>(p)] && y < p)) p = y;
+  }
+  std::vector<int64_t> out;
+  for (int64_t p : pick)
+    if (p >= 0) out.push_back(p);
+  return out;
+}
+
 }  // namespace hulk::plan::detail

@@ -30,5 +30,10 @@ std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j);
 // Jobs in decreasing order of memory need (stable).
 std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs);
 JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double shortfall);
+// The machines of `g` a distance from outside g to its closest machine needs to look at. On a
+// regional cluster latency and send time from x to y are access(x) + access(y) + (region pair
+// terms), so within a region of g the one of least access latency (ties: lower id) is as close
+// as any: one machine per region. Elsewhere g itself. The minimum over them is the same number.
+std::vector<int64_t> closest_per_region(const Cluster& c, const std::vector<int64_t>& g);
 
 }  // namespace hulk::plan::detail

@@ -296,6 +296,31 @@ TEST(PlanPartition, ChainOrderOnRegionalClustersMatchesThePlainWalk) {
   EXPECT_GE(compared, 40);
 }
 
+TEST(PlanPartition, ClosestPerRegionGivesTheSameDistanceToAGroup) {
+  // The closest machine of a group, by latency and by send time, from every machine outside
+  // it: the minimum over closest_per_region(g) is the minimum over g, to the last bit.
+  std::mt19937_64 rng(7);
+  int compared = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const int n = 2 + static_cast<int>(rng() % 80);
+    const Cluster c = random_regional(rng, n, 1 + static_cast<int>(rng() % 10), trial % 3,
+                                      trial % 4 == 3 ? MissingLinkRule::Forbid : MissingLinkRule::Route);
+    std::vector<int64_t> g, outside;
+    for (int64_t i = 0; i < n; ++i) (rng() % 3 == 0 ? g : outside).push_back(i);
+    const std::vector<int64_t> near = hulk::plan::detail::closest_per_region(c, g);
+    EXPECT_LE(near.size(), g.size());
+    for (int64_t x : outside)
+      for (double bytes : {0.0, 1e6}) {
+        double all = kInf, some = kInf;
+        for (int64_t y : g) all = std::min(all, c.send_time(x, y, bytes));
+        for (int64_t y : near) some = std::min(some, c.send_time(x, y, bytes));
+        ASSERT_EQ(some, all) << "trial " << trial << ", machine " << x << ", bytes " << bytes;
+        compared += !g.empty() && std::isfinite(all);
+      }
+  }
+  EXPECT_GE(compared, 500);
+}
+
 TEST(PlanPartition, BestPipelineUsesReplicasWhenRegionsAreFarApart) {
   // A small model (1e5 parameters per layer) whose activations are large: crossing the slow
   // inter-region link with activations every micro-batch costs far more than all-reducing
