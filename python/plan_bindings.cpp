@@ -33,6 +33,16 @@ py::dict stage_to_dict(const StageCost& s) {
   return d;
 }
 
+// A machine group given from Python: ids in range, none twice (the layouts index by id unchecked).
+void check_group(const Cluster& c, const std::vector<int64_t>& group) {
+  std::vector<uint8_t> seen(static_cast<size_t>(c.size()), 0);
+  for (int64_t x : group) {
+    if (x < 0 || x >= c.size())
+      throw std::invalid_argument("group: machine " + std::to_string(x) + " out of range [0, " + std::to_string(c.size()) + ")");
+    if (seen[static_cast<size_t>(x)]++) throw std::invalid_argument("group: machine " + std::to_string(x) + " appears twice");
+  }
+}
+
 py::dict job_to_dict(const JobPlan& j) {
   py::dict d;
   d["job"] = j.model.name;
@@ -285,6 +295,7 @@ void bind_plan(py::module_& m) {
   m.def("activation_bytes_per_token", &activation_bytes_per_token_of, py::arg("hidden"),
         "Activation bytes per token per layer kept for backward: 34 h");
   m.def("best_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
+    check_group(c, group);
     py::gil_scoped_release release;
     JobPlan j = best_pipeline(c, model, group);
     py::gil_scoped_acquire acquire;
@@ -305,6 +316,7 @@ void bind_plan(py::module_& m) {
       py::arg("cluster"), py::arg("model"), py::arg("replicas"),
       "The cost model on given replicas: [(machines, bounds), ...] as in a plan's 'replicas'");
   m.def("bottleneck_pipeline", [](const Cluster& c, const ModelSpec& model, const std::vector<int64_t>& group) {
+    check_group(c, group);
     return job_to_dict(bottleneck_pipeline(c, model, group));
   });
   m.def("repair_without", [](const Cluster& c, const Plan& p, int64_t failed) {

@@ -128,3 +128,16 @@ def test_derivation_notes(explicit, regional):
 def test_without_keeps_the_kind(explicit, regional):
     assert isinstance(explicit.without(3), ClusterSpec) and len(explicit.without(3)) == 46
     assert isinstance(regional.without(3), RegionalCluster) and len(regional.without(3)) == 39
+
+
+@pytest.mark.parametrize("bad, what", [([0, 99], "machine 99 out of range"), ([-1], "machine -1 out of range"),
+                                       ([1, 2, 1], "machine 1 appears twice")])
+@pytest.mark.parametrize("layout", ["best_pipeline", "bottleneck_pipeline"])
+def test_core_layouts_name_a_bad_machine_id(regional, bad, what, layout):
+    # The core's layout functions index machines unchecked; the binding checks the group first.
+    from hulk import _core
+    from hulk.plan import models
+    core, job = regional.to_core(), models.get("BERT-large").to_core()
+    with pytest.raises(ValueError, match=f"group: {what}"):
+        getattr(_core.plan, layout)(core, job, bad)
+    assert set(getattr(_core.plan, layout)(core, job, [1, 0])["machines"]) <= {0, 1}  # a valid group still lays out
