@@ -56,8 +56,9 @@ void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
   std::vector<std::vector<double>> dist(J);
   std::vector<uint8_t> done(J, 0);
   // Distances to the added machines' closest per region (both distances grow with access
-  // latency within a region): O(R N) calls, but an explicit cluster's group of thousands is
-  // still seconds, so the clock is read every 64 rows; false when it ran out (growth stops).
+  // latency within a region): O(R N) calls; on an explicit cluster (every machine its own
+  // "region", up to 4,096) that is still O(|added| N), so the clock is read every 64 rows;
+  // false when it ran out (growth stops).
   auto add_distances = [&](size_t j, const std::vector<int64_t>& added) {
     auto& d = dist[j];
     if (d.empty()) d.assign(static_cast<size_t>(N), kInf);
