@@ -371,10 +371,29 @@ def kept_notes(path, begin: str, end: str) -> list:
     return [NOTES_BEGIN, notes.group(1).strip("\n"), NOTES_END, ""] if notes else []
 
 
+def report_reference(rows: list, meta: list, given) -> float:
+    """Search's reference budget for --report: ``given`` when set, else the one the file's runs used
+    (their metas' ``reference_s``; 60 s when no meta says). Exits when the runs used different ones
+    and none was given, or when no row of Search has the reference budget (every ratio would be
+    empty)."""
+    if given is None:
+        used = sorted({float(m["reference_s"]) for m in meta if "reference_s" in m})
+        if len(used) > 1:
+            sys.exit(f"the file's runs used different reference budgets ({', '.join(f'{u:g} s' for u in used)}): "
+                     "pick one with --reference")
+        given = used[0] if used else REFERENCE_S
+    budgets = sorted({r["budget_s"] for r in rows if r.get("planner") == "search"})
+    if given not in budgets:
+        sys.exit(f"--reference {given:g}: no Search plan has that budget (Search's budgets: "
+                 f"{', '.join(f'{b:g}' for b in budgets) or 'none'})")
+    return given
+
+
 def report(args) -> None:
     rows, meta = read_results(args.results)
     if not rows:
         sys.exit(f"{args.results}: no plan rows")
+    args.reference = report_reference(rows, meta, args.reference)
     table = report_lines(rows, meta, args.reference)
     print("\n".join(table))
     if args.write:
@@ -436,7 +455,9 @@ def main(argv=None) -> int:
                     help="the first instance k (cluster seed 3000 + k; default 0): a later k gives clusters "
                          "the default run never planned, a check on clusters nothing was tuned on")
     ap.add_argument("--budgets", type=_floats, default=list(BUDGETS), help="planning budgets in seconds")
-    ap.add_argument("--reference", type=float, default=REFERENCE_S, help="Search's reference budget (default 60 s)")
+    ap.add_argument("--reference", type=float, default=None,
+                    help="Search's reference budget (default: 60 s when planning; with --report, the budget "
+                         "the file's runs used)")
     ap.add_argument("--modes", type=_choices(MODES), default=list(MODES))
     ap.add_argument("--ablations", action="store_true",
                     help="also plan Hulk without the GNN, without growth and without refinement")
@@ -449,13 +470,14 @@ def main(argv=None) -> int:
         ap.error(f"--instances must be >= 1, got {args.instances}")
     if args.first_instance < 0:
         ap.error(f"--first-instance must be >= 0, got {args.first_instance}")
-    if not (math.isfinite(args.reference) and args.reference > 0):
+    if args.reference is not None and not (math.isfinite(args.reference) and args.reference > 0):
         ap.error(f"--reference must be a positive number of seconds, got {args.reference}")
     if args.write and not args.report:
         ap.error("--write goes with --report")
     if args.report:
         report(args)
     else:
+        args.reference = REFERENCE_S if args.reference is None else args.reference
         run(args)
     return 0
 

@@ -132,3 +132,23 @@ def test_speed_check_judges_the_rows_the_tables_use(bench):
 def test_speed_check_skips_small_clusters_and_lone_planners(bench):
     assert bench.speed_lines(_speed_rows(0.70, 0.47, n=200)) == []
     assert bench.speed_lines([r for r in _speed_rows(0.70, 0.47) if r["planner"] == "hulk"]) == []
+
+
+def test_report_takes_the_reference_budget_the_runs_used(bench, tmp_path, capsys):
+    """Without --reference the report uses the metas' reference_s (a file planned with --reference 1
+    renders its ratios over Search(1 s), not an empty table over 60 s); a reference no Search row
+    has, or runs that disagree, stop with a message naming the budgets."""
+    import json
+    rows = [r for r in _rows() if r["budget_s"] != 60.0]
+    results = tmp_path / "fresh.jsonl"
+    meta = {"kind": "meta", "command": "x", "reference_s": 1.0}
+    results.write_text("".join(json.dumps(r) + "\n" for r in [meta] + rows))
+    assert bench.main(["--results", str(results), "--report"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "Search(1 s)" in out and "| measured | 47 | 0.1 | 1 |" in out
+    with pytest.raises(SystemExit, match=r"--reference 60: no Search plan has that budget \(Search's budgets: 0.1, 1\)"):
+        bench.main(["--results", str(results), "--report", "--reference", "60"])
+    results.write_text("".join(json.dumps(r) + "\n" for r in [meta, dict(meta, reference_s=3.0)] + rows))
+    with pytest.raises(SystemExit, match=r"different reference budgets \(1 s, 3 s\)"):
+        bench.main(["--results", str(results), "--report"])
+    assert bench.main(["--results", str(results), "--report", "--reference", "1"]) in (0, None)
