@@ -21,7 +21,8 @@
 //    - for a threshold tau on the pipeline bottleneck, the split of least
 //      sum_s (n_s c_s + x_s) with every stage at most tau is a greedy (the sum is linear in n
 //      under per-stage caps: one layer each, then the rest to the stages of least c_s), and
-//      the least feasible tau is found by binary search over the stage values n c_s + x_s;
+//      the least feasible tau is the least stage value n c_s + x_s at which a split exists
+//      (least_bottleneck: bisection on tau, then binary search over the few values left);
 //      so for one replica min over tau of sum + (m - 1) tau is exact when every tau up to
 //      tau* + (sum(tau*) - least sum) / (m - 1) is tried (beyond it (m - 1) tau alone loses);
 //      at most kMaxTau thresholds are tried, spread evenly, and c, x are the worst replica's;
@@ -109,10 +110,41 @@ std::vector<int64_t> min_sum_split(const std::vector<double>& c, const std::vect
   return bounds;
 }
 
-// The stage values n c_s + x_s (n = 1..cap_s) in increasing order, without repeats: every
-// value the pipeline's bottleneck can take.
-std::vector<double> stage_values(const std::vector<double>& c, const std::vector<double>& x,
-                                 const std::vector<int64_t>& cap, int64_t L) {
+bool finite_stages(const std::vector<double>& c, const std::vector<double>& x) {
+  for (size_t s = 0; s < c.size(); ++s)
+    if (!std::isfinite(c[s]) || !(c[s] >= 0) || !std::isfinite(x[s])) return false;
+  return true;
+}
+
+// Whether a split under bottleneck tau exists: every stage can hold a layer and the most
+// layers under tau add up to L. Monotone in tau (most_layers is).
+bool bottleneck_feasible(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& cap,
+                         int64_t L, double tau) {
+  int64_t total = 0;
+  for (size_t s = 0; s < c.size(); ++s) {
+    const int64_t u = most_layers(c[s], x[s], cap[s], tau);
+    if (u < 1) return false;
+    total += u;
+  }
+  return total >= L;
+}
+
+// The least of `values` (increasing) at which bottleneck_feasible holds, by binary search; +inf
+// when none.
+double first_feasible(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& cap,
+                      int64_t L, const std::vector<double>& values) {
+  size_t lo = 0, hi = values.size();
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (bottleneck_feasible(c, x, cap, L, values[mid])) hi = mid; else lo = mid + 1;
+  }
+  return lo < values.size() ? values[lo] : kInf;
+}
+
+}  // namespace
+
+std::vector<double> all_stage_values(const std::vector<double>& c, const std::vector<double>& x,
+                                     const std::vector<int64_t>& cap, int64_t L) {
   std::vector<double> v;
   for (size_t s = 0; s < c.size(); ++s)
     for (int64_t n = 1; n <= std::min(cap[s], L); ++n) v.push_back(static_cast<double>(n) * c[s] + x[s]);
@@ -121,27 +153,107 @@ std::vector<double> stage_values(const std::vector<double>& c, const std::vector
   return v;
 }
 
-// Least bottleneck max_s (n_s c_s + x_s) with n_s in [1, cap_s]; +inf when none. A split
-// under tau exists iff every stage can hold a layer and the most layers under tau add up to
-// L, which is monotone in tau: binary search over the stage values.
-double min_bottleneck(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& cap,
-                      int64_t L, const std::vector<double>& values) {
-  auto ok = [&](double tau) {
-    int64_t total = 0;
+std::vector<double> stage_values_between(const std::vector<double>& c, const std::vector<double>& x,
+                                         const std::vector<int64_t>& cap, int64_t L, double lo, double hi) {
+  std::vector<double> v;
+  if (!finite_stages(c, x) || std::isnan(lo) || std::isnan(hi)) {
+    for (double value : all_stage_values(c, x, cap, L))
+      if (lo < value && !(hi < value)) v.push_back(value);
+    return v;
+  }
+  // Each stage's values grow with n (c >= 0), so the ones in (lo, hi] are a run of n: start
+  // from the closed form and settle the rounding on the values themselves.
+  for (size_t s = 0; s < c.size(); ++s) {
+    const int64_t m = std::min(cap[s], L);
+    if (m < 1) continue;
+    auto value = [&](int64_t n) { return static_cast<double>(n) * c[s] + x[s]; };
+    auto near_n = [&](double t) {  // about the n at which the value reaches t, within [1, m]
+      const double q = c[s] > 0 ? std::floor((t - x[s]) / c[s]) : 1.0;
+      return static_cast<int64_t>(std::clamp(q, 1.0, static_cast<double>(m)));
+    };
+    int64_t a = 1, b = m;
+    if (!(lo < value(1))) {
+      a = near_n(lo);
+      while (a <= m && !(lo < value(a))) ++a;
+      while (a > 1 && lo < value(a - 1)) --a;
+    }
+    if (hi < value(m)) {
+      b = near_n(hi);
+      while (b >= 1 && hi < value(b)) --b;
+      while (b < m && !(hi < value(b + 1))) ++b;
+    }
+    for (int64_t n = a; n <= b; ++n) v.push_back(value(n));
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+double least_bottleneck(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& cap,
+                        int64_t L) {
+  if (!finite_stages(c, x)) return first_feasible(c, x, cap, L, all_stage_values(c, x, cap, L));
+  // The answer is the least stage value at which a split exists. Rather than sort all S L
+  // values, bisect on tau (feasibility is monotone in it) until few values are left between
+  // an infeasible `lo` and a feasible `up`, then search those.
+  struct Probe {
+    bool feasible;
+    int64_t values;  // stage values at most tau (most_layers counts them), within min(cap, L)
+  };
+  auto probe = [&](double tau) {
+    int64_t total = 0, values = 0;
+    bool each = true;
     for (size_t s = 0; s < c.size(); ++s) {
       const int64_t u = most_layers(c[s], x[s], cap[s], tau);
-      if (u < 1) return false;
+      each = each && u >= 1;
       total += u;
+      values += std::min(u, std::min(cap[s], L));
     }
-    return total >= L;
+    return Probe{each && total >= L, values};
   };
-  size_t lo = 0, hi = values.size();
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (ok(values[mid])) hi = mid; else lo = mid + 1;
+  double widest = -kInf, up = -kInf;
+  for (size_t s = 0; s < c.size(); ++s) {
+    const int64_t m = std::min(cap[s], L);
+    if (m < 1) return kInf;
+    widest = std::max(widest, c[s] + x[s]);
+    up = std::max(up, static_cast<double>(m) * c[s] + x[s]);
   }
-  return lo < values.size() ? values[lo] : kInf;
+  if (c.empty()) return kInf;
+  Probe at_up = probe(up);
+  if (!at_up.feasible) return kInf;
+  // Every stage holds a layer, so no tau below the widest first value is feasible; the margin
+  // covers most_layers' rounding slack (the probe confirms it; should it not, list all values).
+  double lo = widest - std::abs(widest) * 1e-9 - 1e-300;
+  Probe at_lo = probe(lo);
+  if (at_lo.feasible) return first_feasible(c, x, cap, L, all_stage_values(c, x, cap, L));
+  for (int step = 0; step < 64 && at_up.values - at_lo.values > 16; ++step) {
+    const double mid = lo + (up - lo) / 2;
+    if (!(lo < mid && mid < up)) break;
+    const Probe at_mid = probe(mid);
+    if (at_mid.feasible) {
+      up = mid;
+      at_up = at_mid;
+    } else {
+      lo = mid;
+      at_lo = at_mid;
+    }
+  }
+  // The least value at or above `up` is feasible too, and no value lies between up and it, so
+  // the answer is among the values in (lo, that value]. (Feasibility only changes at stage
+  // values, so a value at most `up` is feasible too, up to most_layers' 1e-12 slack.)
+  double hi = kInf;
+  for (size_t s = 0; s < c.size(); ++s) {
+    const int64_t m = std::min(cap[s], L);
+    auto value = [&](int64_t n) { return static_cast<double>(n) * c[s] + x[s]; };
+    if (value(m) < up) continue;
+    int64_t n = c[s] > 0 ? static_cast<int64_t>(std::clamp(std::ceil((up - x[s]) / c[s]), 1.0, static_cast<double>(m))) : 1;
+    while (n < m && value(n) < up) ++n;
+    while (n > 1 && !(value(n - 1) < up)) --n;
+    hi = std::min(hi, value(n));
+  }
+  return first_feasible(c, x, cap, L, stage_values_between(c, x, cap, L, lo, hi));
 }
+
+namespace {
 
 double sum_of(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& b) {
   double s = 0;
@@ -320,29 +432,32 @@ struct ProxyBest {
 
 // Candidates under per-stage caps: the least sum at the least bottleneck tau0, the least sum
 // without a bottleneck bound, and the least sums at up to kMaxTau thresholds between tau0 and
-// the point beyond which (m - 1) tau alone loses.
-void search_under_caps(const SplitProblem& p, const WorstReplica& w, const std::vector<int64_t>& cap,
-                       ProxyBest& candidates) {
+// the point beyond which (m - 1) tau alone loses. `tau0` is least_bottleneck(w.c, w.x, cap, L)
+// and `at_tau0` the least sum under it (the caller has them for the uncapped search).
+void search_under_caps(const SplitProblem& p, const WorstReplica& w, const std::vector<int64_t>& cap, double tau0,
+                       const std::vector<int64_t>& at_tau0, ProxyBest& candidates) {
   const int64_t L = p.layers;
-  const std::vector<double> values = stage_values(w.c, w.x, cap, L);
-  const double tau0 = min_bottleneck(w.c, w.x, cap, L, values);
   if (tau0 == kInf) return;
-  const std::vector<int64_t> at_tau0 = min_sum_split(w.c, w.x, cap, L, tau0, w.order);
   const std::vector<int64_t> loose = min_sum_split(w.c, w.x, cap, L, kInf, w.order);
   candidates.consider(at_tau0);
   candidates.consider(loose);
   if (w.m1 <= 0 || at_tau0.empty() || loose.empty()) return;
   // Beyond tau0 + (sum at tau0 - least sum) / (m - 1), (m - 1) tau alone loses.
   const double hi = tau0 + (sum_of(w.c, w.x, at_tau0) - sum_of(w.c, w.x, loose)) / w.m1;
-  const auto first = std::upper_bound(values.begin(), values.end(), tau0);
-  const auto last = std::upper_bound(values.begin(), values.end(), hi);
-  if (last <= first) return;  // hi may round below tau0
-  const size_t count = static_cast<size_t>(last - first);
+  const std::vector<double> taus = stage_values_between(w.c, w.x, cap, L, tau0, hi);  // none if hi rounds below tau0
+  const size_t count = taus.size();
   const size_t k = std::min<size_t>(count, kMaxTau);
   for (size_t q = 0; q < k; ++q) {
     const size_t pick = k == count ? q : (q + 1) * count / k - 1;
-    candidates.consider(min_sum_split(w.c, w.x, cap, L, *(first + static_cast<std::ptrdiff_t>(pick)), w.order));
+    candidates.consider(min_sum_split(w.c, w.x, cap, L, taus[pick], w.order));
   }
+}
+
+void search_under_caps(const SplitProblem& p, const WorstReplica& w, const std::vector<int64_t>& cap,
+                       ProxyBest& candidates) {
+  const double tau0 = least_bottleneck(w.c, w.x, cap, p.layers);
+  if (tau0 == kInf) return;
+  search_under_caps(p, w, cap, tau0, min_sum_split(w.c, w.x, cap, p.layers, tau0, w.order), candidates);
 }
 
 // Caps n_s <= cap_s on layers per stage that keep every stage's all-reduce a_s + b_s n_s at
@@ -363,16 +478,55 @@ std::vector<int64_t> caps_at_level(const SplitProblem& p, double level) {
   return cap;
 }
 
+// The distinct all-reduce levels a_s + b_s n (1 <= n <= min(max_layers_s, L)), increasing, up
+// to the first at which `keep` fails (it must hold on a prefix of the increasing levels). Each
+// stage's levels grow with n, so a merge of the S runs lists only the levels kept; with a
+// non-finite or negative a or b it lists all and sorts them (NaN levels sort unspecified).
+template <class Keep>
+std::vector<double> levels_below(const SplitProblem& p, Keep keep) {
+  const size_t S = p.max_layers.size();
+  const int64_t L = p.layers;
+  auto level = [&](size_t s, int64_t n) { return p.ar_a[s] + p.ar_b[s] * static_cast<double>(n); };
+  std::vector<double> out;
+  bool runs = true;
+  for (size_t s = 0; s < S; ++s) runs = runs && std::isfinite(p.ar_a[s]) && std::isfinite(p.ar_b[s]) && p.ar_b[s] >= 0;
+  if (!runs) {
+    for (size_t s = 0; s < S; ++s)
+      for (int64_t n = 1; n <= std::min(p.max_layers[s], L); ++n) out.push_back(level(s, n));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    size_t kept = 0;
+    while (kept < out.size() && keep(out[kept])) ++kept;
+    out.resize(kept);
+    return out;
+  }
+  using Head = std::pair<double, size_t>;  // a stage's next level and the stage
+  std::vector<Head> heap;
+  std::vector<int64_t> next(S, 1);
+  for (size_t s = 0; s < S; ++s)
+    if (std::min(p.max_layers[s], L) >= 1) heap.emplace_back(level(s, 1), s);
+  const auto later = std::greater<Head>();
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [lev, s] = heap.back();
+    if (!keep(lev)) break;
+    if (out.empty() || out.back() != lev) out.push_back(lev);
+    if (++next[s] <= std::min(p.max_layers[s], L)) {
+      heap.back() = Head{level(s, next[s]), s};
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+    }
+  }
+  return out;
+}
+
 // All-reduce levels as caps: the distinct values a_s + b_s n, increasing, while a level plus
 // the pipeline's lower bound can still beat `best_t`; only caps that admit a split, each once.
 std::vector<std::vector<int64_t>> allreduce_caps(const SplitProblem& p, double pipe_lb, double best_t) {
   const int64_t L = p.layers;
-  std::vector<double> levels;
-  for (size_t s = 0; s < p.max_layers.size(); ++s)
-    for (int64_t n = 1; n <= std::min(p.max_layers[s], L); ++n)
-      levels.push_back(p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
-  std::sort(levels.begin(), levels.end());
-  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  const std::vector<double> levels = levels_below(p, [&](double lev) { return lev + pipe_lb < best_t; });
   std::vector<std::vector<int64_t>> useful;
   for (double lev : levels) {
     if (!(lev + pipe_lb < best_t)) break;
@@ -436,14 +590,15 @@ std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_lim
   // 2. DP over the right objective, bounded search around it, on the worst replica's c and x.
   const WorstReplica w = worst_replica(p);
   // Lower bound of the pipeline part of T, used to stop the all-reduce levels.
-  const double tau_free = min_bottleneck(w.c, w.x, p.max_layers, L, stage_values(w.c, w.x, p.max_layers, L));
+  const double tau_free = least_bottleneck(w.c, w.x, p.max_layers, L);
   if (tau_free == kInf) return {};
+  const std::vector<int64_t> at_tau_free = min_sum_split(w.c, w.x, p.max_layers, L, tau_free, w.order);
   const std::vector<int64_t> free_sum = min_sum_split(w.c, w.x, p.max_layers, L, kInf, w.order);
   const double pipe_lb = w.m1 * tau_free + (free_sum.empty() ? 0.0 : sum_of(w.c, w.x, free_sum));
 
   ProxyBest candidates(p, w);
   // Without an all-reduce cap first: its T bounds the levels worth trying.
-  search_under_caps(p, w, p.max_layers, candidates);
+  search_under_caps(p, w, p.max_layers, tau_free, at_tau_free, candidates);
   if (p.c.size() > 1) {
     const std::vector<std::vector<int64_t>> useful = allreduce_caps(p, pipe_lb, candidates.t);
     const size_t k = std::min<size_t>(useful.size(), kMaxArLevels);
@@ -457,7 +612,7 @@ std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_lim
   best.consider(candidates.b);
   const std::vector<int64_t> even = even_bounds(S, L);
   if (within_caps(even, p.max_layers)) best.consider(even);
-  best.consider(bottleneck_split(p));
+  best.consider(at_tau_free);  // bottleneck_split(p)
   if (best.b.empty()) return best.b;
   best.consider(polish(p, w, best.b));
   return best.b;
@@ -467,18 +622,10 @@ std::vector<int64_t> bottleneck_split(const SplitProblem& p) {
   const size_t S = p.max_layers.size();
   const int64_t L = p.layers;
   if (S == 0 || static_cast<int64_t>(S) > L) return {};
-  std::vector<double> c(S, 0), x(S, 0);
-  for (size_t r = 0; r < p.c.size(); ++r)
-    for (size_t s = 0; s < S; ++s) {
-      c[s] = std::max(c[s], p.c[r][s]);
-      if (std::isfinite(p.x[r][s])) x[s] = std::max(x[s], p.x[r][s]);
-    }
-  std::vector<size_t> order(S);
-  for (size_t s = 0; s < S; ++s) order[s] = s;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c[a] < c[b]; });
-  const double tau = min_bottleneck(c, x, p.max_layers, L, stage_values(c, x, p.max_layers, L));
+  const WorstReplica w = worst_replica(p);
+  const double tau = least_bottleneck(w.c, w.x, p.max_layers, L);
   if (tau == kInf) return {};
-  return min_sum_split(c, x, p.max_layers, L, tau, order);
+  return min_sum_split(w.c, w.x, p.max_layers, L, tau, w.order);
 }
 
 // Largest n such that a stage of n layers fits in `cap` bytes (cost.h's stage memory:

@@ -11,6 +11,18 @@ namespace hulk::plan::detail {
 
 // Largest number of layers a stage can hold in `cap` bytes at micro-batch b (0: not one).
 int64_t layers_that_fit(const ModelSpec& m, double b, double cap);
+// The distinct stage values n c_s + x_s (1 <= n <= min(cap_s, L)), increasing: every value a
+// pipeline's bottleneck can take. all_stage_values lists them all (S L values, sorted);
+// stage_values_between only those v with lo < v and not hi < v (the range a sorted list gives
+// between upper_bound(lo) and upper_bound(hi)), without listing the rest when c, x are finite.
+std::vector<double> all_stage_values(const std::vector<double>& c, const std::vector<double>& x,
+                                     const std::vector<int64_t>& cap, int64_t L);
+std::vector<double> stage_values_between(const std::vector<double>& c, const std::vector<double>& x,
+                                         const std::vector<int64_t>& cap, int64_t L, double lo, double hi);
+// Least bottleneck max_s (n_s c_s + x_s) over splits of L layers with 1 <= n_s <= cap_s: the
+// least stage value at which one exists; +inf when none.
+double least_bottleneck(const std::vector<double>& c, const std::vector<double>& x, const std::vector<int64_t>& cap,
+                        int64_t L);
 // One job's D replicas of S stage positions on fixed machines, as the split sees them; the
 // formula it optimises is written out at the top of split.cpp.
 struct SplitProblem {

@@ -1,0 +1,119 @@
+// The layer split's building blocks (split.cpp) against plain references written here: the
+// stage values a bottleneck can take and the least bottleneck, which the split finds without
+// sorting all S L values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "csrc/plan/split.h"
+
+namespace {
+
+using hulk::plan::detail::all_stage_values;
+using hulk::plan::detail::least_bottleneck;
+using hulk::plan::detail::stage_values_between;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A random stage problem: S stages, compute c >= 0 per layer and send x after the stage, caps
+// on layers per stage. Every third draw rounds c and x to quarters (ties within and across
+// stages); some stages compute for free (c = 0) and some caps are below one layer.
+struct Stages {
+  std::vector<double> c, x;
+  std::vector<int64_t> cap;
+  int64_t L = 0;
+};
+
+Stages random_stages(std::mt19937_64& rng, int trial) {
+  std::uniform_real_distribution<double> u(0, 1);
+  Stages st;
+  const size_t S = 1 + rng() % 10;
+  st.L = static_cast<int64_t>(S + rng() % 120);
+  const bool ties = trial % 3 == 0;
+  auto q = [&](double v) { return ties ? std::round(v * 4) / 4 : v; };
+  for (size_t s = 0; s < S; ++s) {
+    st.c.push_back(trial % 11 == 0 && s == 0 ? 0.0 : q(0.05 + 3 * u(rng)));
+    st.x.push_back(s + 1 < S ? q(25 * u(rng)) : 0.0);
+    const int64_t even = st.L / static_cast<int64_t>(S);
+    st.cap.push_back(trial % 4 == 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * even + 2))
+                                    : (trial % 4 == 1 ? st.L + 5 : even + static_cast<int64_t>(rng() % 4)));
+  }
+  return st;
+}
+
+// Every stage value, sorted, without repeats: the list the split used to build.
+std::vector<double> reference_values(const Stages& st) {
+  std::vector<double> v;
+  for (size_t s = 0; s < st.c.size(); ++s)
+    for (int64_t n = 1; n <= std::min(st.cap[s], st.L); ++n) v.push_back(static_cast<double>(n) * st.c[s] + st.x[s]);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// The least value tau at which L layers fit with every stage holding 1..cap layers of value at
+// most tau, by counting each stage's values directly; +inf when none.
+double reference_least_bottleneck(const Stages& st) {
+  for (double tau : reference_values(st)) {
+    int64_t total = 0;
+    bool each = true;
+    for (size_t s = 0; s < st.c.size(); ++s) {
+      int64_t k = 0;
+      while (k < std::min(st.cap[s], st.L) && static_cast<double>(k + 1) * st.c[s] + st.x[s] <= tau) ++k;
+      each = each && k >= 1;
+      total += k;
+    }
+    if (each && total >= st.L) return tau;
+  }
+  return kInf;
+}
+
+TEST(PlanSplit, StageValuesBetweenAreTheSortedListsRange) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  int nonempty = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const Stages st = random_stages(rng, trial);
+    const std::vector<double> all = reference_values(st);
+    EXPECT_EQ(all_stage_values(st.c, st.x, st.cap, st.L), all) << "trial " << trial;
+    // Bounds: stage values themselves (ties with the range's ends), points between, none.
+    const double top = all.empty() ? 1.0 : all.back();
+    const std::vector<double> pick{all.empty() ? 0.0 : all[rng() % all.size()], top * u(rng), -kInf, kInf,
+                                   std::nan(""), -1.0};
+    for (double lo : pick)
+      for (double hi : pick) {
+        std::vector<double> want;
+        for (double v : all)
+          if (lo < v && !(hi < v)) want.push_back(v);
+        const std::vector<double> got = stage_values_between(st.c, st.x, st.cap, st.L, lo, hi);
+        ASSERT_EQ(got, want) << "trial " << trial << " lo " << lo << " hi " << hi;
+        nonempty += !got.empty() && got.size() < all.size();
+      }
+  }
+  EXPECT_GT(nonempty, 1000);  // most ranges cut the list somewhere inside
+}
+
+TEST(PlanSplit, LeastBottleneckIsTheLeastFeasibleStageValue) {
+  std::mt19937_64 rng(12);
+  int finite = 0, infeasible = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    const Stages st = random_stages(rng, trial);
+    const double want = reference_least_bottleneck(st);
+    ASSERT_EQ(least_bottleneck(st.c, st.x, st.cap, st.L), want) << "trial " << trial;
+    (want < kInf ? finite : infeasible)++;
+  }
+  EXPECT_GT(finite, 800);
+  EXPECT_GT(infeasible, 100);
+  // An unreachable send (x = +inf) takes the path that lists every value: the answer is still
+  // the least feasible one, and +inf when that stage must hold a layer under every finite tau.
+  Stages st{{1.0, 2.0}, {kInf, 0.0}, {5, 5}, 6};
+  EXPECT_EQ(least_bottleneck(st.c, st.x, st.cap, st.L), kInf);
+  st.x[0] = 3.0;
+  EXPECT_EQ(least_bottleneck(st.c, st.x, st.cap, st.L), reference_least_bottleneck(st));
+}
+
+}  // namespace
