@@ -357,6 +357,48 @@ def speed_lines(rows: list) -> list:
             "| mode | machines | Hulk s | Search s | Hulk / Search | |", "|---|---:|---:|---:|---:|---|", *out]
 
 
+def rerun_lines(rows: list, again: list) -> list:
+    """The run-to-run spread: the same planner at the same budget on the same instance in two
+    runs of one command (``rows`` and ``again``), per mode, size and budget. It is the noise
+    floor of any one instance's Hulk(t) / Search(t): a ratio the planner reaches against itself
+    says nothing about Hulk against Search."""
+    first, second = plans_by_key(rows), plans_by_key(again)
+    cells = {}
+    for (mode, n, inst, job_set, seed, planner, budget), r in first.items():
+        o = second.get((mode, n, inst, job_set, seed, planner, budget))
+        if planner not in ("hulk", "search") or o is None or not (r["feasible"] and o["feasible"]):
+            continue
+        c = cells.setdefault((mode, n, budget), {"hulk": [], "search": [], "vs": {1: [], 2: []}})
+        # both directions: either run may be the slower one
+        c[planner] += [o["makespan_s"] / r["makespan_s"], r["makespan_s"] / o["makespan_s"]]
+        for k, plans in ((1, first), (2, second)):
+            h = plans.get((mode, n, inst, job_set, seed, "hulk", budget))
+            srch = plans.get((mode, n, inst, job_set, seed, "search", budget))
+            if planner == "hulk" and h and srch and h["feasible"] and srch["feasible"]:
+                c["vs"][k].append(h["makespan_s"] / srch["makespan_s"])
+    if not cells:
+        return []
+    out = ["", f"Run to run: the same planner, budget and instance in the two runs (both directions, so "
+               f"each instance counts twice); over {WORST_BOUND:g}x = how often a planner is more than 2% "
+               "behind itself. Beside it Hulk(t) / Search(t) in each run.", "",
+           "| mode | machines | budget s | Search run/run mean / worst | over | Hulk run/run mean / worst | over | "
+           "Hulk(t) / Search(t) run 1: worst, over | run 2: worst, over |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    totals = {"search": [], "hulk": [], 1: [], 2: []}
+    for (mode, n, budget) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1], x[2])):
+        c = cells[(mode, n, budget)]
+        totals["search"] += c["search"]
+        totals["hulk"] += c["hulk"]
+        totals[1] += c["vs"][1]
+        totals[2] += c["vs"][2]
+        vs = [f"{max(v):.3f}, {_over(v)}" if v else "-" for v in (c["vs"][1], c["vs"][2])]
+        out.append(f"| {mode} | {n:,} | {budget:g} | {_mw(c['search'])} | {_over(c['search'])} | {_mw(c['hulk'])} | "
+                   f"{_over(c['hulk'])} | {vs[0]} | {vs[1]} |")
+    out += ["", f"In all: Search against itself {_over(totals['search'])} ratios over {WORST_BOUND:g}x, Hulk against "
+                f"itself {_over(totals['hulk'])}; Hulk(t) / Search(t) {_over(totals[1])} (run 1) and "
+                f"{_over(totals[2])} (run 2)."]
+    return out
+
+
 NOTES_BEGIN, NOTES_END = "<!-- notes:begin -->", "<!-- notes:end -->"  # hand-written, kept by --write
 
 
@@ -395,6 +437,12 @@ def report(args) -> None:
         sys.exit(f"{args.results}: no plan rows")
     args.reference = report_reference(rows, meta, args.reference)
     table = report_lines(rows, meta, args.reference)
+    if args.rerun:
+        again, again_meta = read_results(args.rerun)
+        if not again:
+            sys.exit(f"--rerun {args.rerun}: no plan rows")
+        table += rerun_lines(rows, again)
+        meta = meta + again_meta
     print("\n".join(table))
     if args.write:
         first = meta[0] if meta else {}
@@ -448,6 +496,8 @@ def main(argv=None) -> int:
     ap.add_argument("--results", required=True, help="the JSONL file plans are appended to (and read by --report)")
     ap.add_argument("--report", action="store_true", help="render the tables from --results and plan nothing")
     ap.add_argument("--write", metavar="RESULTS.md", help="with --report: write the section into this file")
+    ap.add_argument("--rerun", metavar="JSONL", help="with --report: a second run of the same command; adds the "
+                    "run-to-run table (each planner against itself, the noise floor of Hulk(t) / Search(t))")
     ap.add_argument("--sizes", type=_ints, default=list(SIZES), help="machines per generated cluster (default: "
                     + ",".join(map(str, SIZES)) + ")")
     ap.add_argument("--instances", type=int, default=5, help="generated clusters per mode and size (default 5)")
@@ -472,8 +522,8 @@ def main(argv=None) -> int:
         ap.error(f"--first-instance must be >= 0, got {args.first_instance}")
     if args.reference is not None and not (math.isfinite(args.reference) and args.reference > 0):
         ap.error(f"--reference must be a positive number of seconds, got {args.reference}")
-    if args.write and not args.report:
-        ap.error("--write goes with --report")
+    if (args.write or args.rerun) and not args.report:
+        ap.error("--write and --rerun go with --report")
     if args.report:
         report(args)
     else:

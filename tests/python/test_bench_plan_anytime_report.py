@@ -152,3 +152,19 @@ def test_report_takes_the_reference_budget_the_runs_used(bench, tmp_path, capsys
     with pytest.raises(SystemExit, match=r"different reference budgets \(1 s, 3 s\)"):
         bench.main(["--results", str(results), "--report"])
     assert bench.main(["--results", str(results), "--report", "--reference", "1"]) in (0, None)
+
+
+def test_rerun_table_counts_each_planner_against_itself(bench):
+    """--rerun: the same planner, budget and instance in two runs, both directions; the
+    Hulk(t) / Search(t) of each run beside it. By hand: Search 100 -> 110 (1.10 and 0.909),
+    Hulk 90 -> 90 (1.0 twice); Hulk/Search run 1 0.9, run 2 90/110."""
+    first = [_row("paper4", 0, "hulk", 1.0, 90.0), _row("paper4", 0, "search", 1.0, 100.0)]
+    second = [_row("paper4", 0, "hulk", 1.0, 90.0), _row("paper4", 0, "search", 1.0, 110.0)]
+    lines = bench.rerun_lines(first, second)
+    row = [line for line in lines if line.startswith("| measured | 47 | 1 |")]
+    assert row == ["| measured | 47 | 1 | 1.005 / 1.100 | 1 of 2 | 1.000 / 1.000 | 0 of 2 | 0.900, 0 of 1 | 0.818, 0 of 1 |"]
+    assert lines[-1] == ("In all: Search against itself 1 of 2 ratios over 1.02x, Hulk against itself 0 of 2; "
+                         "Hulk(t) / Search(t) 0 of 1 (run 1) and 0 of 1 (run 2).")
+    assert bench.rerun_lines(first, []) == []
+    with pytest.raises(SystemExit):
+        bench.main(["--results", "x.jsonl", "--rerun", "y.jsonl"])  # --rerun goes with --report

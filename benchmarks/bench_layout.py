@@ -1,0 +1,138 @@
+"""Speed of one job's layout (``best_pipeline``), the unit of work of every planner's local
+search: Search and Hulk evaluate thousands of groups per second, so this time bounds how far
+either gets within a budget.
+
+Times ``_core.plan.best_pipeline`` on fixed random groups of generated measured-mode clusters,
+per catalogue model, and fingerprints the layouts it returns. With ``--against DIR`` the same
+groups are timed, in alternating runs, with another build of hulk (DIR holds its ``hulk``
+package, e.g. a copy of an older checkout's ``hulk/`` with its built ``_core``): the ratio is
+the speed-up, and equal fingerprints say both builds chose the same layouts.
+
+    python benchmarks/bench_layout.py [--sizes 47,200,1000] [--groups 300] [--repeats 3]
+        [--against /tmp/old --against-label "commit abc1234"] [--write benchmarks/RESULTS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import write_section  # noqa: E402
+
+BEGIN, END = "<!-- bench_layout:begin -->", "<!-- bench_layout:end -->"
+MODELS = ("OPT-175B", "T5-11B", "GPT-2 1.5B", "BERT-large")
+CLUSTER_SEED = 3900  # generate_cluster(n, seed=3900, mode="measured"): not a planner benchmark's cluster
+
+
+def measure(sizes: list, groups: int) -> dict:
+    """{size: {model: (ms per group, fingerprint)}} for the hulk importable here."""
+    from hulk import _core
+    from hulk.plan import catalogue, generate
+    out = {}
+    for n in sizes:
+        spec = generate.generate_cluster(n, seed=CLUSTER_SEED, mode="measured")
+        core = spec.to_core()
+        rng = random.Random(n)
+        out[n] = {}
+        for name in MODELS:
+            model = catalogue()[name].to_core()
+            chosen = [rng.sample(range(n), rng.randint(2, min(n, 48))) for _ in range(groups)]
+            start = time.perf_counter()
+            plans = [_core.plan.best_pipeline(core, model, g) for g in chosen]
+            ms = (time.perf_counter() - start) / groups * 1e3
+            digest = hashlib.sha256(json.dumps([[p["iteration_s"], p["replicas"]] for p in plans]).encode())
+            out[n][name] = (ms, digest.hexdigest()[:12])
+    return out
+
+
+def worker_run(path, sizes: list, groups: int) -> dict:
+    """measure() in a fresh interpreter whose ``hulk`` is the one under ``path`` (None: this one)."""
+    env = dict(os.environ)
+    if path:
+        env["PYTHONPATH"] = str(Path(path).resolve())
+    cmd = [sys.executable, __file__, "--worker", "--sizes", ",".join(map(str, sizes)), "--groups", str(groups)]
+    done = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, check=True)
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    return {int(n): {m: tuple(v) for m, v in per.items()} for n, per in raw.items()}
+
+
+def report_lines(runs: dict, sizes: list, against) -> list:
+    """A table of median ms per group (this build, and the other one with the ratio)."""
+    head = "| machines | model | this build ms/group |"
+    rule = "|---:|---|---:|"
+    if against:
+        head += " other build ms/group | speed-up | same layouts |"
+        rule += "---:|---:|---|"
+    lines = [head, rule]
+    for n in sizes:
+        for name in MODELS:
+            ours = statistics.median(r[n][name][0] for r in runs["this"])
+            row = f"| {n:,} | {name} | {ours:.3f} |"
+            if against:
+                theirs = statistics.median(r[n][name][0] for r in runs["other"])
+                same = runs["this"][0][n][name][1] == runs["other"][0][n][name][1]
+                row += f" {theirs:.3f} | {theirs / ours:.2f}x | {'yes' if same else '**no**'} |"
+            lines.append(row)
+    return lines
+
+
+def parse_sizes(text: str) -> list:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated machine counts, got {text!r}") from None
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(f"expected machine counts >= 2, got {text!r}")
+    return sizes
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=parse_sizes, default=[47, 200, 1000], help="machines per cluster")
+    ap.add_argument("--groups", type=int, default=300, help="random groups (2-48 machines) per model and size")
+    ap.add_argument("--repeats", type=int, default=3, help="alternating runs per build (medians are reported)")
+    ap.add_argument("--against", metavar="DIR", help="a directory holding another build's hulk package")
+    ap.add_argument("--against-label", default="", help="what the other build is (a commit), for the section")
+    ap.add_argument("--write", metavar="RESULTS.md", help="write the section into this file")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.groups < 1 or args.repeats < 1:
+        ap.error(f"--groups and --repeats must be >= 1, got {args.groups} and {args.repeats}")
+    if args.against and not (Path(args.against) / "hulk" / "__init__.py").is_file():
+        ap.error(f"--against {args.against}: no hulk package there (expected {args.against}/hulk/__init__.py)")
+    if args.worker:
+        print(json.dumps(measure(args.sizes, args.groups)))
+        return 0
+    runs = {"this": [], "other": []}
+    for _ in range(args.repeats):  # alternate, so both builds see the same machine state
+        runs["this"].append(worker_run(None, args.sizes, args.groups))
+        if args.against:
+            runs["other"].append(worker_run(args.against, args.sizes, args.groups))
+    table = report_lines(runs, args.sizes, args.against)
+    print("\n".join(table))
+    if args.write:
+        command = "python benchmarks/bench_layout.py " + " ".join(a for a in (argv or sys.argv[1:]))
+        machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.node()}"
+        write_section(args.write, BEGIN, END, [
+            BEGIN, "## Planner: speed of one job's layout (`benchmarks/bench_layout.py`)", "",
+            f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine}). "
+            f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model "
+            f"on `generate_cluster(n, seed={CLUSTER_SEED}, mode=\"measured\")`; \"same layouts\" compares a "
+            "fingerprint of every returned layout and iteration time."
+            + (f" The other build: {args.against_label}." if args.against_label else ""), "", *table, "", END])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

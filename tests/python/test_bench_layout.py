@@ -1,0 +1,43 @@
+"""benchmarks/bench_layout.py: the layout speed benchmark runs, compares two builds on the same
+groups (the same build against itself gives the same layouts) and names a bad --against."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_layout", _ROOT / "benchmarks" / "bench_layout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_measure_is_deterministic_in_its_layouts(bench):
+    a, b = bench.measure([12], 3), bench.measure([12], 3)
+    assert set(a[12]) == set(bench.MODELS)
+    assert all(a[12][m][1] == b[12][m][1] and a[12][m][0] > 0 for m in bench.MODELS)
+
+
+def test_against_the_same_build_reports_the_same_layouts(bench, capsys, tmp_path):
+    out = tmp_path / "RESULTS.md"
+    assert bench.main(["--sizes", "12", "--groups", "2", "--repeats", "1", "--against", str(_ROOT),
+                       "--write", str(out)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 12 |")]
+    assert len(rows) == len(bench.MODELS) and all(row.endswith("| yes |") for row in rows)
+    assert bench.BEGIN in out.read_text() and "--against" in out.read_text()
+
+
+def test_bad_arguments_are_named(bench, tmp_path):
+    with pytest.raises(SystemExit):
+        bench.main(["--against", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        bench.main(["--sizes", "1"])
+    with pytest.raises(SystemExit):
+        bench.main(["--groups", "0"])
