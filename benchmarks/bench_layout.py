@@ -6,7 +6,9 @@ Times ``_core.plan.best_pipeline`` on fixed random groups of generated measured-
 per catalogue model, and fingerprints the layouts it returns. With ``--against DIR`` the same
 groups are timed, in alternating runs, with another build of hulk (DIR holds its ``hulk``
 package, e.g. a copy of an older checkout's ``hulk/`` with its built ``_core``): the ratio is
-the speed-up, and equal fingerprints say both builds chose the same layouts.
+the speed-up, and equal fingerprints say both builds chose the same layouts. One more row per
+size times building the C++ cluster from the generated one (``to_core``, which every plan call
+on a new cluster object pays before its clock starts), fingerprinted by 2,000 send times.
 
     python benchmarks/bench_layout.py [--sizes 47,200,1000] [--groups 300] [--repeats 3]
         [--against /tmp/old --against-label "commit abc1234"] [--write benchmarks/RESULTS.md]
@@ -21,6 +23,7 @@ import json
 import os
 import platform
 import random
+import shlex
 import statistics
 import subprocess
 import sys
@@ -28,10 +31,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_plan_anytime import measured_regime  # noqa: E402
 from results_file import write_section  # noqa: E402
 
 BEGIN, END = "<!-- bench_layout:begin -->", "<!-- bench_layout:end -->"
 MODELS = ("OPT-175B", "T5-11B", "GPT-2 1.5B", "BERT-large")
+BUILD = "building the cluster (to_core)"  # a row per size: ms per build, and a fingerprint of send times
 CLUSTER_SEED = 3900  # generate_cluster(n, seed=3900, mode="measured"): not a planner benchmark's cluster
 
 
@@ -41,10 +46,15 @@ def measure(sizes: list, groups: int) -> dict:
     from hulk.plan import catalogue, generate
     out = {}
     for n in sizes:
-        spec = generate.generate_cluster(n, seed=CLUSTER_SEED, mode="measured")
-        core = spec.to_core()
+        # the planner benchmark's measured regime (regions of 1-8 machines of 8 GPUs; 8-16 beyond 8,000)
+        spec = generate.generate_cluster(n, seed=CLUSTER_SEED, mode="measured", **measured_regime(n, 0))
+        start = time.perf_counter()
+        core = spec.to_core()  # the C++ cluster every plan call starts from (built once per cluster object)
+        build_ms = (time.perf_counter() - start) * 1e3
         rng = random.Random(n)
-        out[n] = {}
+        pairs = [(rng.randrange(n), rng.randrange(n)) for _ in range(2000)]
+        digest = hashlib.sha256(json.dumps([core.send_time(i, j, 1e6) for i, j in pairs]).encode())
+        out[n] = {BUILD: (build_ms, digest.hexdigest()[:12])}
         for name in MODELS:
             model = catalogue()[name].to_core()
             chosen = [rng.sample(range(n), rng.randint(2, min(n, 48))) for _ in range(groups)]
@@ -68,7 +78,8 @@ def worker_run(path, sizes: list, groups: int) -> dict:
 
 
 def report_lines(runs: dict, sizes: list, against) -> list:
-    """A table of median ms per group (this build, and the other one with the ratio)."""
+    """A table of median ms per group (this build, and the other one with the ratio), and per size
+    the time to build the core cluster (ms per build; "same layouts" then compares send times)."""
     head = "| machines | model | this build ms/group |"
     rule = "|---:|---|---:|"
     if against:
@@ -76,7 +87,7 @@ def report_lines(runs: dict, sizes: list, against) -> list:
         rule += "---:|---:|---|"
     lines = [head, rule]
     for n in sizes:
-        for name in MODELS:
+        for name in (*MODELS, BUILD):
             ours = statistics.median(r[n][name][0] for r in runs["this"])
             row = f"| {n:,} | {name} | {ours:.3f} |"
             if against:
@@ -122,14 +133,16 @@ def main(argv=None) -> int:
     table = report_lines(runs, args.sizes, args.against)
     print("\n".join(table))
     if args.write:
-        command = "python benchmarks/bench_layout.py " + " ".join(a for a in (argv or sys.argv[1:]))
+        command = "python benchmarks/bench_layout.py " + shlex.join(argv if argv is not None else sys.argv[1:])
         machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.node()}"
         write_section(args.write, BEGIN, END, [
             BEGIN, "## Planner: speed of one job's layout (`benchmarks/bench_layout.py`)", "",
             f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine}). "
             f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model "
-            f"on `generate_cluster(n, seed={CLUSTER_SEED}, mode=\"measured\")`; \"same layouts\" compares a "
-            "fingerprint of every returned layout and iteration time."
+            f"on `generate_cluster(n, seed={CLUSTER_SEED}, mode=\"measured\", **measured_regime(n, 0))` "
+            "(bench_plan_anytime's regime: regions of 1-8 machines of 8 GPUs, 8-16 beyond 8,000 machines); \"same layouts\" compares a "
+            "fingerprint of every returned layout and iteration time. The last row per size is one build of "
+            "the C++ cluster (`to_core`, ms per build; same send times for 2,000 random pairs)."
             + (f" The other build: {args.against_label}." if args.against_label else ""), "", *table, "", END])
     return 0
 

@@ -3,9 +3,11 @@
 // without / with_machine index shifting. Every expected number is worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -108,6 +110,79 @@ TEST(Cluster, RouteTieOnLatencyTakesWiderPath) {
   EXPECT_NEAR(c.latency_s(0, 3), 0.020, kTol);
   EXPECT_DOUBLE_EQ(c.bandwidth_Bps(0, 3), 2e9);
   EXPECT_DOUBLE_EQ(c.bandwidth_Bps(3, 0), 2e9);
+}
+
+// The plain Floyd-Warshall the routing rule describes (least total latency; on an exact tie the
+// wider bottleneck; then the path found first), on the direct-link tables; direct pairs and the
+// diagonal keep their own values. The reference for Cluster's vectorised route.
+void reference_route(int n, std::vector<double>& lat, std::vector<double>& bw, const std::vector<bool>& direct) {
+  std::vector<double> l = lat, b = bw;
+  for (int k = 0; k < n; ++k)
+    for (int i = 0; i < n; ++i) {
+      if (i == k || !std::isfinite(l[i * n + k])) continue;
+      for (int j = 0; j < n; ++j) {
+        if (j == i || j == k) continue;
+        const double cand = l[i * n + k] + l[k * n + j], cb = std::min(b[i * n + k], b[k * n + j]);
+        if (cand < l[i * n + j]) {
+          l[i * n + j] = cand;
+          b[i * n + j] = cb;
+        } else if (cand == l[i * n + j] && std::isfinite(cand) && cb > b[i * n + j]) {
+          b[i * n + j] = cb;
+        }
+      }
+    }
+  for (int p = 0; p < n * n; ++p)
+    if (p % (n + 1) != 0 && !direct[static_cast<size_t>(p)]) {
+      lat[static_cast<size_t>(p)] = l[static_cast<size_t>(p)];
+      bw[static_cast<size_t>(p)] = b[static_cast<size_t>(p)];
+    }
+}
+
+TEST(Cluster, RoutesLikeThePlainFloydWarshallOnRandomGraphs) {
+  // Sparse random graphs, latencies on a coarse grid (many ties between relay paths), some
+  // graphs disconnected: every pair's latency and bandwidth equal the reference's exactly.
+  std::mt19937_64 rng(5);
+  int routed = 0, ties = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = 3 + trial % 23;
+    const double keep = trial % 5 == 0 ? 0.12 : 0.35;
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<Link> links;
+    std::vector<double> lat(static_cast<size_t>(n * n), kInf), bw(static_cast<size_t>(n * n), 0.0);
+    std::vector<bool> direct(static_cast<size_t>(n * n), false);
+    for (int i = 0; i < n; ++i) {
+      lat[static_cast<size_t>(i * n + i)] = 0;
+      bw[static_cast<size_t>(i * n + i)] = kInf;
+      for (int j = i + 1; j < n; ++j) {
+        if (u(rng) > keep) continue;
+        const double ms = 5.0 * static_cast<double>(1 + rng() % 8), gbps = static_cast<double>(1 + rng() % 6) * 8;
+        links.push_back({i, j, ms, gbps});
+        for (const int p : {i * n + j, j * n + i}) {
+          lat[static_cast<size_t>(p)] = ms / 1e3;
+          bw[static_cast<size_t>(p)] = gbps * 1e9 / 8.0;
+          direct[static_cast<size_t>(p)] = true;
+        }
+      }
+    }
+    reference_route(n, lat, bw, direct);
+    const Cluster c(machines(n), links, MissingLinkRule::Route);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        const size_t p = static_cast<size_t>(i * n + j);
+        ASSERT_EQ(c.latency_s(i, j), lat[p]) << "trial " << trial << " pair " << i << "," << j;
+        ASSERT_EQ(c.bandwidth_Bps(i, j), bw[p]) << "trial " << trial << " pair " << i << "," << j;
+        if (!direct[p] && i != j && std::isfinite(lat[p])) ++routed;
+      }
+    for (int i = 0; i < n; ++i)  // relay paths of equal latency to the same pair
+      for (int j = 0; j < n; ++j)
+        for (int k = 0; k < n; ++k)
+          if (k != i && k != j && i != j && !direct[static_cast<size_t>(i * n + j)] &&
+              std::isfinite(lat[static_cast<size_t>(i * n + j)]) &&
+              lat[static_cast<size_t>(i * n + k)] + lat[static_cast<size_t>(k * n + j)] == lat[static_cast<size_t>(i * n + j)])
+            ++ties;
+  }
+  EXPECT_GT(routed, 500);
+  EXPECT_GT(ties, 500);
 }
 
 TEST(Cluster, ForbidLeavesMissingPairsUnreachable) {
