@@ -167,11 +167,33 @@ def run(args) -> None:
                             seed=args.seed, **ABLATIONS.get(planner, {}))
                 row.update(wall_s=time.perf_counter() - t0, planning_s=p.planning_s, feasible=bool(p.feasible),
                            makespan_s=p.makespan_s if p.feasible else None, machines=len(cluster),
-                           regions=getattr(cluster, "n_regions", None))
+                           regions=getattr(cluster, "n_regions", None), **plan_story(p.notes))
                 append(args.results, row)
                 print(f"{mode:>8} {n:>6} #{k} {set_name:>16} {planner:>6} {budget:>5g} s: "
                       f"{'%.1f h' % (p.makespan_s / 3600) if p.feasible else 'NO PLAN':>10}  "
                       f"planning {p.planning_s:7.2f} s", flush=True)
+
+
+_SEARCH_STORY = re.compile(r"search: local search from the best of .*?, the (.*?) start and .*?, (\d+) local-search moves")
+_HULK_SOURCE = re.compile(r"hulk: best candidate before refinement: (.*?) \((\d+(?:\.\d+)?) h\)")
+_HULK_MOVES = re.compile(r"hulk: refinement \((\d+) local-search moves")
+
+
+def plan_story(notes: list) -> dict:
+    """What a plan's notes say about how it was found, for diagnosis across runs: ``source`` (the
+    start Search walked from, or Hulk's best candidate before refinement), ``moves`` (local-search
+    moves) and, for Hulk, ``refined`` (whether refinement beat that candidate). Missing keys when
+    the notes do not say (ablations, Systems A/B/C)."""
+    text = "\n".join(notes)
+    story = {}
+    if m := _SEARCH_STORY.search(text):
+        story.update(source=m.group(1), moves=int(m.group(2)))
+    if m := _HULK_SOURCE.search(text):
+        story["source"] = m.group(1)
+        if moves := _HULK_MOVES.search(text):
+            story["moves"] = int(moves.group(1))
+        story["refined"] = "found nothing shorter" not in text
+    return story
 
 
 def command_line() -> str:

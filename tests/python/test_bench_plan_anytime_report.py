@@ -168,3 +168,16 @@ def test_rerun_table_counts_each_planner_against_itself(bench):
     assert bench.rerun_lines(first, []) == []
     with pytest.raises(SystemExit):
         bench.main(["--results", "x.jsonl", "--rerun", "y.jsonl"])  # --rerun goes with --report
+
+
+def test_plan_story_reads_the_source_and_the_moves_from_the_notes(bench):
+    search = ["search: local search from the best of 8 starts, the each job on the fewest machines start and "
+              "from Hulk's, 324 local-search moves", "compute of OPT-175B: FLOP model"]
+    assert bench.plan_story(search) == {"source": "each job on the fewest machines", "moves": 324}
+    hulk = ["hulk: best candidate before refinement: the closest machines by send time (Search's greedy start, "
+            "bandwidth-aware) (16.65 h); others: the greedy rule's groups (Algorithm 1, growth) 46.28 h",
+            "hulk: refinement (107 local-search moves from Search's best start, \"each job on the fewest machines\", "
+            "...) found nothing shorter"]
+    assert bench.plan_story(hulk) == {"source": "the closest machines by send time (Search's greedy start, "
+                                                "bandwidth-aware)", "moves": 107, "refined": False}
+    assert bench.plan_story(["system a: data parallel"]) == {}
