@@ -21,7 +21,6 @@ import datetime
 import hashlib
 import json
 import os
-import platform
 import random
 import shlex
 import statistics
@@ -31,17 +30,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_plan_anytime import measured_regime  # noqa: E402
+from bench_plan_anytime import machine, measured_regime  # noqa: E402
 from results_file import write_section  # noqa: E402
 
 BEGIN, END = "<!-- bench_layout:begin -->", "<!-- bench_layout:end -->"
 MODELS = ("OPT-175B", "T5-11B", "GPT-2 1.5B", "BERT-large")
 BUILD = "building the cluster (to_core)"  # a row per size: ms per build, and a fingerprint of send times
-CLUSTER_SEED = 3900  # generate_cluster(n, seed=3900, mode="measured"): not a planner benchmark's cluster
+CLUSTER_SEED = 3900  # generate_cluster(n, seed=3900, mode="measured", ...): not a planner benchmark's cluster
 
 
 def measure(sizes: list, groups: int) -> dict:
-    """{size: {model: (ms per group, fingerprint)}} for the hulk importable here."""
+    """{size: {model: (ms per group, fingerprint), BUILD: (ms per build, fingerprint)}} for the hulk
+    importable here."""
     from hulk import _core
     from hulk.plan import catalogue, generate
     out = {}
@@ -134,10 +134,9 @@ def main(argv=None) -> int:
     print("\n".join(table))
     if args.write:
         command = "python benchmarks/bench_layout.py " + shlex.join(argv if argv is not None else sys.argv[1:])
-        machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.node()}"
         write_section(args.write, BEGIN, END, [
             BEGIN, "## Planner: speed of one job's layout (`benchmarks/bench_layout.py`)", "",
-            f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine}). "
+            f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine()}). "
             f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model "
             f"on `generate_cluster(n, seed={CLUSTER_SEED}, mode=\"measured\", **measured_regime(n, 0))` "
             "(bench_plan_anytime's regime: regions of 1-8 machines of 8 GPUs, 8-16 beyond 8,000 machines); \"same layouts\" compares a "

@@ -110,6 +110,12 @@ std::vector<int64_t> min_sum_split(const std::vector<double>& c, const std::vect
   return bounds;
 }
 
+// `v` in increasing order without repeats.
+void sort_unique(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
 bool finite_stages(const std::vector<double>& c, const std::vector<double>& x) {
   for (size_t s = 0; s < c.size(); ++s)
     if (!std::isfinite(c[s]) || !(c[s] >= 0) || !std::isfinite(x[s])) return false;
@@ -148,8 +154,7 @@ std::vector<double> all_stage_values(const std::vector<double>& c, const std::ve
   std::vector<double> v;
   for (size_t s = 0; s < c.size(); ++s)
     for (int64_t n = 1; n <= std::min(cap[s], L); ++n) v.push_back(static_cast<double>(n) * c[s] + x[s]);
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
+  sort_unique(v);
   return v;
 }
 
@@ -184,8 +189,7 @@ std::vector<double> stage_values_between(const std::vector<double>& c, const std
     }
     for (int64_t n = a; n <= b; ++n) v.push_back(value(n));
   }
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
+  sort_unique(v);
   return v;
 }
 
@@ -493,8 +497,7 @@ std::vector<double> levels_below(const SplitProblem& p, Keep keep) {
   if (!runs) {
     for (size_t s = 0; s < S; ++s)
       for (int64_t n = 1; n <= std::min(p.max_layers[s], L); ++n) out.push_back(level(s, n));
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    sort_unique(out);
     size_t kept = 0;
     while (kept < out.size() && keep(out[kept])) ++kept;
     out.resize(kept);

@@ -114,7 +114,7 @@ TEST(Cluster, RouteTieOnLatencyTakesWiderPath) {
 
 // The plain Floyd-Warshall the routing rule describes (least total latency; on an exact tie the
 // wider bottleneck; then the path found first), on the direct-link tables; direct pairs and the
-// diagonal keep their own values. The reference for Cluster's vectorised route.
+// diagonal keep their own values. The reference for Cluster's route.
 void reference_route(int n, std::vector<double>& lat, std::vector<double>& bw, const std::vector<bool>& direct) {
   std::vector<double> l = lat, b = bw;
   for (int k = 0; k < n; ++k)
@@ -173,16 +173,19 @@ TEST(Cluster, RoutesLikeThePlainFloydWarshallOnRandomGraphs) {
         ASSERT_EQ(c.bandwidth_Bps(i, j), bw[p]) << "trial " << trial << " pair " << i << "," << j;
         if (!direct[p] && i != j && std::isfinite(lat[p])) ++routed;
       }
-    for (int i = 0; i < n; ++i)  // relay paths of equal latency to the same pair
-      for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)  // routed pairs reached through two relays at the same least latency
+      for (int j = 0; j < n; ++j) {
+        const size_t p = static_cast<size_t>(i * n + j);
+        if (i == j || direct[p] || !std::isfinite(lat[p])) continue;
+        int relays = 0;
         for (int k = 0; k < n; ++k)
-          if (k != i && k != j && i != j && !direct[static_cast<size_t>(i * n + j)] &&
-              std::isfinite(lat[static_cast<size_t>(i * n + j)]) &&
-              lat[static_cast<size_t>(i * n + k)] + lat[static_cast<size_t>(k * n + j)] == lat[static_cast<size_t>(i * n + j)])
-            ++ties;
+          if (k != i && k != j && lat[static_cast<size_t>(i * n + k)] + lat[static_cast<size_t>(k * n + j)] == lat[p])
+            ++relays;
+        ties += relays >= 2;
+      }
   }
   EXPECT_GT(routed, 500);
-  EXPECT_GT(ties, 500);
+  EXPECT_GT(ties, 100);
 }
 
 TEST(Cluster, ForbidLeavesMissingPairsUnreachable) {
