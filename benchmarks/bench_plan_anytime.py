@@ -16,6 +16,9 @@ the first timed plan (a once-per-process cost, like the import). ``--report`` re
 * a speed check: per size from 1,000 machines, the median work outside the budget of Hulk's and
   Search's rows, flagged where they differ by more than 15% (rows rerun on a slower or faster
   machine than the rows they are compared with).
+* where the file holds several plan seeds (runs with ``--seed 0``, ``--seed 1``, ... into one
+  file): each planner's spread across the seeds of one instance, and Hulk / Search on each
+  instance's mean over its seeds beside the seed-by-seed count.
 
 ``--write`` replaces the results file's RESULTS.md section but keeps hand-written notes placed
 between ``<!-- notes:begin -->`` and ``<!-- notes:end -->`` in it.
@@ -174,7 +177,9 @@ def run(args) -> None:
                       f"planning {p.planning_s:7.2f} s", flush=True)
 
 
-_SEARCH_STORY = re.compile(r"search: local search from the best of .*?, the (.*?) start and .*?, (\d+) local-search moves")
+_SEARCH_STORY = re.compile(r"search: local search from the best of [^,]*, the (.*?) start(?: and from Hulk's)?, (\d+) "
+                           r"local-search moves")
+_SEARCH_AS_IS = re.compile(r"search: (.*?) \(a start, with jobs waiting for others\) beat every concurrent assignment")
 _HULK_SOURCE = re.compile(r"hulk: best candidate before refinement: (.*?) \((\d+(?:\.\d+)?) h\)")
 _HULK_MOVES = re.compile(r"hulk: refinement \((\d+) local-search moves")
 
@@ -188,6 +193,8 @@ def plan_story(notes: list) -> dict:
     story = {}
     if m := _SEARCH_STORY.search(text):
         story.update(source=m.group(1), moves=int(m.group(2)))
+    if m := _SEARCH_AS_IS.search(text):  # Search returned one of its Algorithm 1 plans, not the walk's
+        story["source"] = m.group(1) + " (returned as is)"
     if m := _HULK_SOURCE.search(text):
         story["source"] = m.group(1)
         if moves := _HULK_MOVES.search(text):
@@ -342,7 +349,7 @@ def report_lines(rows: list, meta: list, reference_s: float) -> list:
         o = old[(mode, n)]
         out.append(f"| {mode} | {n:,} | {len(o['ratio'])} | {_mw(o['ratio'])} | "
                    f"{sum(o['hulk_s']) / len(o['hulk_s']):.2f} / {max(o['hulk_s']):.2f} |")
-    return out + speed_lines(rows) + job_set_lines(rows) + ablation_lines(rows, reference_s)
+    return out + speed_lines(rows) + seed_lines(rows) + job_set_lines(rows) + ablation_lines(rows, reference_s)
 
 
 # The speed check: outside its budget a plan converts the cluster and lays out the result, the
@@ -418,6 +425,57 @@ def rerun_lines(rows: list, again: list) -> list:
     out += ["", f"In all: Search against itself {_over(totals['search'])} ratios over {WORST_BOUND:g}x, Hulk against "
                 f"itself {_over(totals['hulk'])}; Hulk(t) / Search(t) {_over(totals[1])} (run 1) and "
                 f"{_over(totals[2])} (run 2)."]
+    return out
+
+
+def _geomean(v: list) -> float:
+    return math.exp(sum(math.log(x) for x in v) / len(v))
+
+
+def seed_lines(rows: list) -> list:
+    """The seed spread, for files that hold several plan seeds (``--seed``) of the same instances:
+    per mode, size and budget, each planner's largest over least makespan across the seeds of one
+    instance (cluster and job set), how often Hulk(t) / Search(t) is over WORST_BOUND seed by seed,
+    and Hulk / Search on each instance's geometric mean over the seeds (the planners' expected plan;
+    a per-seed ratio mixes that with the walks' luck). Only instances where both planners have a
+    feasible plan for every seed of the instance count; [] when no instance has two seeds."""
+    by = {}
+    for (mode, n, inst, job_set, seed, planner, budget), r in plans_by_key(rows).items():
+        if planner in ("hulk", "search"):
+            by.setdefault((mode, n, budget, inst, job_set), {}).setdefault(planner, {})[seed] = r
+    cells = {}
+    for (mode, n, budget, _, _), p in by.items():
+        seeds = sorted(set(p.get("hulk", {})) & set(p.get("search", {})))
+        if len(seeds) < 2 or not all(p[w][s]["feasible"] for w in ("hulk", "search") for s in seeds):
+            continue
+        h = [p["hulk"][s]["makespan_s"] for s in seeds]
+        s_ = [p["search"][s]["makespan_s"] for s in seeds]
+        c = cells.setdefault((mode, n, budget), {"seeds": set(), "hulk": [], "search": [], "per_seed": [], "mean": []})
+        c["seeds"].add(len(seeds))
+        c["hulk"].append(max(h) / min(h))
+        c["search"].append(max(s_) / min(s_))
+        c["per_seed"] += [a / b for a, b in zip(h, s_)]
+        c["mean"].append(_geomean(h) / _geomean(s_))
+    if not cells:
+        return []
+    out = ["", "Seed spread: the same instance (cluster, job set) planned with several plan seeds "
+               "(`--seed`). Across seeds = a planner's largest over least makespan on one instance; per seed = "
+               f"Hulk(t) / Search(t) for each seed; of the means = Hulk / Search on each instance's geometric mean "
+               "over its seeds.", "",
+           "| mode | machines | budget s | seeds | instances | Search across seeds mean / worst | over | "
+           "Hulk across seeds mean / worst | over | per seed: over | of the means mean / worst | over |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    total = {"per_seed": [], "mean": []}
+    for (mode, n, budget) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1], x[2])):
+        c = cells[(mode, n, budget)]
+        total["per_seed"] += c["per_seed"]
+        total["mean"] += c["mean"]
+        seeds = "/".join(str(k) for k in sorted(c["seeds"]))
+        out.append(f"| {mode} | {n:,} | {budget:g} | {seeds} | {len(c['mean'])} | {_mw(c['search'])} | "
+                   f"{_over(c['search'])} | {_mw(c['hulk'])} | {_over(c['hulk'])} | {_over(c['per_seed'])} | "
+                   f"{_mw(c['mean'])} | {_over(c['mean'])} |")
+    out += ["", f"In all: Hulk(t) over {WORST_BOUND:g}x Search(t) in {_over(total['per_seed'])} plans seed by seed, "
+                f"in {_over(total['mean'])} instances on the means over the seeds."]
     return out
 
 

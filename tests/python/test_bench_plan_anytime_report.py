@@ -174,6 +174,12 @@ def test_plan_story_reads_the_source_and_the_moves_from_the_notes(bench):
     search = ["search: local search from the best of 8 starts, the each job on the fewest machines start and "
               "from Hulk's, 324 local-search moves", "compute of OPT-175B: FLOP model"]
     assert bench.plan_story(search) == {"source": "each job on the fewest machines", "moves": 324}
+    one_walk = ["search: local search from the best of 7 starts (no time left for 1 more), the Hulk start, "
+                "0 local-search moves"]
+    assert bench.plan_story(one_walk) == {"source": "Hulk", "moves": 0}
+    as_is = ["search: Hulk's plan (a start, with jobs waiting for others) beat every concurrent assignment found; "
+             "returned as is"] + one_walk
+    assert bench.plan_story(as_is) == {"source": "Hulk's plan (returned as is)", "moves": 0}
     hulk = ["hulk: best candidate before refinement: the closest machines by send time (Search's greedy start, "
             "bandwidth-aware) (16.65 h); others: the greedy rule's groups (Algorithm 1, growth) 46.28 h",
             "hulk: refinement (107 local-search moves from Search's best start, \"each job on the fewest machines\", "
@@ -181,3 +187,23 @@ def test_plan_story_reads_the_source_and_the_moves_from_the_notes(bench):
     assert bench.plan_story(hulk) == {"source": "the closest machines by send time (Search's greedy start, "
                                                 "bandwidth-aware)", "moves": 107, "refined": False}
     assert bench.plan_story(["system a: data parallel"]) == {}
+
+
+def test_seed_table_compares_the_planners_on_each_instances_mean_over_seeds(bench):
+    """Two seeds of one instance. By hand: Search 100 (seed 0) and 121 (seed 1): across seeds
+    1.21; Hulk 110 and 100: 1.1; per seed Hulk/Search 1.1 (over 1.02) and 100/121 = 0.826;
+    on the geometric means sqrt(110 * 100) / sqrt(100 * 121) = 0.953 (not over)."""
+    rows = []
+    for seed, (h, s) in enumerate([(110.0, 100.0), (100.0, 121.0)]):
+        rows += [dict(_row("paper4", 0, "hulk", 1.0, h), seed=seed), dict(_row("paper4", 0, "search", 1.0, s), seed=seed)]
+    lines = bench.seed_lines(rows)
+    row = [line for line in lines if line.startswith("| measured | 47 | 1 |")]
+    assert row == ["| measured | 47 | 1 | 2 | 1 | 1.210 / 1.210 | 1 of 1 | 1.100 / 1.100 | 1 of 1 | 1 of 2 | "
+                   "0.953 / 0.953 | 0 of 1 |"]
+    assert lines[-1] == ("In all: Hulk(t) over 1.02x Search(t) in 1 of 2 plans seed by seed, in 0 of 1 instances "
+                         "on the means over the seeds.")
+    # one seed per instance, or a seed without a plan for one planner: no table
+    assert bench.seed_lines([r for r in rows if r["seed"] == 0]) == []
+    assert bench.seed_lines(rows[:3] + [dict(rows[3], feasible=False, makespan_s=None)]) == []
+    # the report renders it
+    assert any(line.startswith("Seed spread") for line in bench.report_lines(rows, [], 1.0))
