@@ -43,7 +43,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -350,31 +349,69 @@ struct ExactBest {
   }
 };
 
-// Phase 1: every split (each stage at least one layer, within its cap); exact.
-std::vector<int64_t> exhaustive_split(const SplitProblem& p) {
-  const int64_t S = static_cast<int64_t>(p.max_layers.size()), L = p.layers;
-  ExactBest best(p);
-  std::vector<int64_t> b{0};
-  std::function<void(int64_t)> rec = [&](int64_t s) {
-    const int64_t l = b.back();
-    if (s == S - 1) {
-      if (L - l >= 1 && L - l <= p.max_layers[static_cast<size_t>(s)]) {
-        b.push_back(L);
-        best.consider(b);
-        b.pop_back();
+// Phase 1: every split (each stage at least one layer, within its cap); exact. The splits are
+// walked depth first with each replica's running sum and bottleneck (and the all-reduce and
+// optimiser maxima) kept per depth, so a split costs O(D) rather than split_objective's O(D S);
+// the terms are summed and maximised in split_objective's order, so T is the same double and
+// the first split of least T wins as before.
+class ExhaustiveSplit {
+ public:
+  explicit ExhaustiveSplit(const SplitProblem& p)
+      : p_(p), S_(p.max_layers.size()), D_(p.c.size()), L_(p.layers), b_(S_ + 1, 0),
+        sum_((S_ + 1) * D_, 0.0), bot_((S_ + 1) * D_, -1.0), ar_(S_ + 1, 0.0), opt_(S_ + 1, 0.0) {}
+
+  std::vector<int64_t> run() {
+    if (S_ > 0) visit(0);
+    return best_;
+  }
+
+ private:
+  // Stage s's n layers on top of depth s's running terms, into depth s + 1's.
+  void extend(size_t s, int64_t n) {
+    const double dn = static_cast<double>(n);
+    for (size_t r = 0; r < D_; ++r) {
+      const double cx = dn * p_.c[r][s] + p_.x[r][s];
+      sum_[(s + 1) * D_ + r] = sum_[s * D_ + r] + cx;
+      bot_[(s + 1) * D_ + r] = std::max(bot_[s * D_ + r], cx);
+    }
+    ar_[s + 1] = D_ > 1 ? std::max(ar_[s], p_.ar_a[s] + p_.ar_b[s] * dn) : 0.0;
+    opt_[s + 1] = std::max(opt_[s], p_.o[s] * dn);
+  }
+
+  void visit(size_t s) {
+    const int64_t l = b_[s];
+    if (s + 1 == S_) {
+      const int64_t n = L_ - l;
+      if (n < 1 || n > p_.max_layers[s]) return;
+      extend(s, n);
+      double worst = 0;
+      for (size_t r = 0; r < D_; ++r) worst = std::max(worst, gpipe_time(sum_[S_ * D_ + r], bot_[S_ * D_ + r], p_.micro_batches));
+      const double t = worst + ar_[S_] + opt_[S_];
+      if (t < best_t_) {
+        best_t_ = t;
+        b_[S_] = L_;
+        best_ = b_;
       }
       return;
     }
-    const int64_t hi = std::min(p.max_layers[static_cast<size_t>(s)], L - l - (S - s - 1));
+    const int64_t hi = std::min(p_.max_layers[s], L_ - l - static_cast<int64_t>(S_ - s - 1));
     for (int64_t n = 1; n <= hi; ++n) {
-      b.push_back(l + n);
-      rec(s + 1);
-      b.pop_back();
+      b_[s + 1] = l + n;
+      extend(s, n);
+      visit(s + 1);
     }
-  };
-  rec(0);
-  return best.b;
-}
+  }
+
+  const SplitProblem& p_;
+  const size_t S_, D_;
+  const int64_t L_;
+  std::vector<int64_t> b_, best_;
+  std::vector<double> sum_, bot_;  // [(S + 1) D]: per depth and replica
+  std::vector<double> ar_, opt_;   // [S + 1]
+  double best_t_ = kInf;
+};
+
+std::vector<int64_t> exhaustive_split(const SplitProblem& p) { return ExhaustiveSplit(p).run(); }
 
 // The worst replica's compute and send time per stage, what phase 2 plans on.
 struct WorstReplica {
