@@ -525,7 +525,7 @@ def report(args) -> None:
         meta = meta + again_meta
     print("\n".join(table))
     if args.write:
-        first = meta[0] if meta else {}
+        seeds = sorted({r["seed"] for r in rows})
         begin, end = markers(args.results)
         title = "## Planner: quality against planning time (`benchmarks/bench_plan_anytime.py`)"
         if begin != BEGIN:
@@ -533,8 +533,8 @@ def report(args) -> None:
         text = [begin, title, "",
                 *[f"Command: `{m['command']}` ({m['date']}; {m['machine']}; hulk {m['hulk']})" for m in meta], "",
                 f"Rendered with `--report` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC from "
-                f"{len(rows)} plans; Search's reference budget {args.reference:g} s, plan seed "
-                f"{first.get('seed', '-')}. Ratios are makespans (lower is better); worst = the largest. Clusters: "
+                f"{len(rows)} plans; Search's reference budget {args.reference:g} s, plan "
+                f"seed{'s' if len(seeds) > 1 else ''} {', '.join(str(s) for s in seeds)}. Ratios are makespans (lower is better); worst = the largest. Clusters: "
                 "the bundled 47-server cluster and `generate_cluster(n, seed=3000 + k, mode=...)`, measured mode "
                 "with the regime of `measured_regime` (regions of 1-8 machines, 8-GPU machines, uniform A100 80GB "
                 "on odd k). Job sets: " + "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS.items()) + ".", "",
