@@ -1018,7 +1018,9 @@ Plan AnytimePlanner::finish() {
   std::ostringstream ref;
   ref << "hulk: refinement (" << walk.moves << " local-search moves " << walked;
   if (idle.given > 0) ref << ", then " << idle.given << " idle machine(s) given to the job that finished last";
-  ref << "; " << descent.steps << " moves of the last job's machines, " << descent.evaluations << " layouts tried";
+  ref << "; " << descent.steps << " moves of the last job's machines";
+  if (descent.resplits > 0) ref << " (" << descent.resplits << " of them re-splits with another job's)";
+  ref << ", " << descent.evaluations << " layouts tried";
   ref << ", " << seconds_since(s.t0) << " s in all) ";
   if (p.makespan_s < before.makespan_s)
     ref << "shortened the makespan from " << hours(before.makespan_s) << " to " << hours(p.makespan_s) << " ("

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "csrc/plan/descent.h"
+#include "csrc/plan/planners.h"
 #include "tests/cpp/plan_fixtures.h"
 
 namespace {
@@ -162,6 +163,76 @@ TEST(PlanDescent, SwapsASlowMachineForAFastIdleOne) {
   EXPECT_EQ(a, (std::vector<int64_t>{-1, 0, -1})) << "steps " << d.steps;
   EXPECT_GE(d.steps, 1);
   EXPECT_LE(d.steps, 2);
+}
+
+// No re-split the descent tries helps at its end: for each other job, the two jobs' machines
+// in the last job's chain order, the last job on a prefix of every size resplit_cuts names,
+// the other job on the rest (brute force, as descent.h states it); none where the last job
+// holds less than 1 / kResplitShareInverse of the machines.
+Score best_resplit_by_brute_force(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
+                                  const std::vector<int64_t>& a) {
+  const Score start = ev.score(a);
+  const auto groups = hulk::plan::detail::groups_of(a, jobs.size());
+  const auto last = static_cast<size_t>(start.last);
+  Score best = start;
+  if (groups[last].size() * hulk::plan::detail::kResplitShareInverse < static_cast<size_t>(c.size())) return best;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (j == last || groups[j].empty()) continue;
+    std::vector<int64_t> pool = groups[last];
+    pool.insert(pool.end(), groups[j].begin(), groups[j].end());
+    const std::vector<int64_t> chain = hulk::plan::chain_order(c, jobs[last], pool);
+    for (size_t t : hulk::plan::detail::resplit_cuts(groups[last].size(), chain.size())) {
+      std::vector<int64_t> b = a;
+      for (size_t k = 0; k < chain.size(); ++k) b[static_cast<size_t>(chain[k])] = static_cast<int64_t>(k < t ? last : j);
+      const Score s = ev.score(b);
+      if (s.infeasible == 0 && s < best) best = s;
+    }
+  }
+  return best;
+}
+
+TEST(PlanDescent, ResplitCutsAreTheWindowAroundTheLastJobsSize) {
+  using hulk::plan::detail::resplit_cuts;
+  EXPECT_EQ(resplit_cuts(3, 10), (std::vector<size_t>{1, 2, 3, 4, 5, 6, 7}));  // within 4 of 3, from 1
+  EXPECT_EQ(resplit_cuts(20, 25), (std::vector<size_t>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}));
+  EXPECT_EQ(resplit_cuts(1, 2), (std::vector<size_t>{1}));
+  EXPECT_TRUE(resplit_cuts(1, 1).empty());
+}
+
+// Three jobs on random two-region clusters: the descent also ends where no re-split helps, and
+// it re-splits on some of them (so the check above is exercised).
+TEST(PlanDescent, EndsWhereNoResplitHelps) {
+  std::mt19937_64 rng(31);
+  std::uniform_int_distribution<int> per_region(2, 6);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<ModelSpec> jobs{model("big", 12, 1e8, 32), model("mid", 8, 8e7, 24), model("small", 4, 5e7, 16)};
+  int checked = 0, resplit = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Net net;
+    net.inter_ms = 5 + 100 * u(rng);
+    net.inter_gbps = 0.5 + 20 * u(rng);
+    std::vector<double> ra, rb;
+    for (int k = per_region(rng); k > 0; --k) ra.push_back(u(rng) < 0.5 ? 8.0 : 16.0);
+    for (int k = per_region(rng); k > 0; --k) rb.push_back(u(rng) < 0.5 ? 8.0 : 16.0);
+    std::vector<double> tflops;
+    for (size_t k = 0; k < ra.size() + rb.size(); ++k) tflops.push_back(20 + 200 * u(rng));
+    const Cluster c = two_regions(ra, rb, net, tflops);
+    Evaluator ev(c, jobs);
+    std::vector<int64_t> a(static_cast<size_t>(c.size()));
+    for (auto& x : a) x = static_cast<int64_t>(rng() % 4) - 1;
+    const Score start = ev.score(a);
+    if (start.infeasible > 0) continue;
+    const auto d = descend_last_job(c, jobs, ev, a, never, 64, 4);
+    const Score end = ev.score(a);
+    ++checked;
+    resplit += d.resplits > 0;
+    EXPECT_EQ(end.infeasible, 0) << "trial " << trial;
+    EXPECT_FALSE(start < end) << "trial " << trial;
+    EXPECT_FALSE(best_neighbour(c, jobs, ev, a) < end) << "trial " << trial;
+    EXPECT_FALSE(best_resplit_by_brute_force(c, jobs, ev, a) < end) << "trial " << trial;
+  }
+  EXPECT_GE(checked, 10);
+  EXPECT_GT(resplit, 0);
 }
 
 // Out of time before the first step: nothing changes.
