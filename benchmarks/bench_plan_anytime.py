@@ -428,10 +428,6 @@ def rerun_lines(rows: list, again: list) -> list:
     return out
 
 
-def _geomean(v: list) -> float:
-    return math.exp(sum(math.log(x) for x in v) / len(v))
-
-
 def seed_lines(rows: list) -> list:
     """The seed spread, for files that hold several plan seeds (``--seed``) of the same instances:
     per mode, size and budget, each planner's largest over least makespan across the seeds of one
@@ -455,7 +451,7 @@ def seed_lines(rows: list) -> list:
         c["hulk"].append(max(h) / min(h))
         c["search"].append(max(s_) / min(s_))
         c["per_seed"] += [a / b for a, b in zip(h, s_)]
-        c["mean"].append(_geomean(h) / _geomean(s_))
+        c["mean"].append(statistics.geometric_mean(h) / statistics.geometric_mean(s_))
     if not cells:
         return []
     out = ["", "Seed spread: the same instance (cluster, job set) planned with several plan seeds "

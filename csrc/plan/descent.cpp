@@ -180,9 +180,10 @@ Batch best_batch(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator
 }
 
 // The best re-split of job `last` with another job (descent.h) that beats `cur`: the last
-// job's new group in `machines` (empty when none beats it), the other job in `other`.
+// job's new group in `machines` (empty when none beats it); `times` holds the last job's time,
+// then the other job's.
 Batch best_resplit(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, const JobsState& s, size_t last,
-                   const Score& cur, const std::function<bool()>& out_of_time, int64_t& evaluations, size_t& other) {
+                   const Score& cur, const std::function<bool()>& out_of_time, int64_t& evaluations) {
   Batch best;
   best.score = cur;
   for (size_t j = 0; j < jobs.size() && !out_of_time(); ++j) {
@@ -204,10 +205,7 @@ Batch best_resplit(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluat
       if (!eb.feasible) continue;
       std::vector<std::pair<size_t, double>> times{{last, ea.time}, {j, eb.time}};
       const Score sc = s.score_with(times);
-      if (sc < best.score) {
-        best = {std::move(a), std::move(times), sc};
-        other = j;
-      }
+      if (sc < best.score) best = {std::move(a), std::move(times), sc};
     }
   }
   return best;
@@ -289,13 +287,13 @@ Descent descend_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, E
     if (!found && batch_max >= 2 && !out_of_time()) {
       const Batch b = best_batch(c, jobs, ev, s, last, cand, cur, batch_max, out_of_time, r.evaluations);
       if (b.machines.empty()) {  // the last resort: a re-split with another job
-        size_t other = 0;
         // Only where the last job holds a tenth of the machines or more (most clusters of 47-200):
         // on fresh measured clusters of 1,000-5,000 machines (k = 160-167, three seeds) Hulk's
         // plans with it everywhere were up to 1% longer on average per size and budget.
         const bool share = s.g[last].size() * kResplitShareInverse >= static_cast<size_t>(c.size());
-        const Batch q = !share || out_of_time() ? Batch{} : best_resplit(c, jobs, ev, s, last, cur, out_of_time, r.evaluations, other);
+        const Batch q = !share || out_of_time() ? Batch{} : best_resplit(c, jobs, ev, s, last, cur, out_of_time, r.evaluations);
         if (q.machines.empty()) break;
+        const size_t other = q.times[1].first;
         std::vector<int64_t> rest;  // the last job's machines outside the prefix go to the other job
         for (int64_t y : s.g[last])
           if (!std::binary_search(q.machines.begin(), q.machines.end(), y)) rest.push_back(y);
