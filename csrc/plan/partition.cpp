@@ -239,37 +239,80 @@ JobPlan bottleneck_pipeline(const Cluster& c, const ModelSpec& m, const std::vec
 
 namespace {
 
-// The cheapest feasible layout tried so far, and the infeasible one of least shortfall.
+// The cheapest feasible layout of those offered, and the infeasible one of least shortfall;
+// ties go to the layout offered first. Offered layouts are queued with a lower bound of their
+// iteration time (split_lower_bound) and split in order of that bound, so once the best so far
+// beats the next bound, the rest is not split at all: same result as splitting every layout in
+// the order offered (a skipped layout costs more than the best), a fraction of the work.
 class LayoutSearch {
  public:
-  LayoutSearch(const Cluster& c, const ModelSpec& m) : c_(c), m_(m) {}
+  // `every_layout`: split every layout in the order offered (best_pipeline_reference).
+  LayoutSearch(const Cluster& c, const ModelSpec& m, bool every_layout)
+      : c_(c), m_(m), skip_by_bound_(!every_layout && m.profiles.empty()) {}
 
-  // Splits the layers over `reps` (optimise_split) and keeps the layout if it is the best so far.
-  void try_layout(const std::vector<std::vector<int64_t>>& reps, double exhaustive_limit = 4096) {
-    const SplitProblem sp = split_problem(c_, m_, reps);
-    const std::vector<int64_t> bounds = optimise_split(sp, exhaustive_limit);
-    if (bounds.empty()) return;
-    JobPlan jp;
-    jp.model = m_;
-    for (const auto& r : reps) jp.replicas.push_back(Replica{r, bounds});
-    jp.cost = pipeline_cost(c_, m_, jp.replicas);
-    if (jp.cost.feasible) {
-      if (!have || jp.cost.iteration_s < best.cost.iteration_s) {
-        best = std::move(jp);
-        have = true;
-      }
-    } else if (!have_bad || jp.cost.memory_shortfall_bytes < least_bad.cost.memory_shortfall_bytes) {
-      least_bad = std::move(jp);
-      have_bad = true;
+  // Queues `reps` (D replicas' machines in stage order) to be split by optimise_split in run().
+  void offer(std::vector<std::vector<int64_t>> reps, double exhaustive_limit = 4096) {
+    Queued q{split_problem(c_, m_, reps), std::move(reps), exhaustive_limit, offered_++, 0};
+    q.bound = split_lower_bound(q.sp);
+    if (std::isnan(q.bound)) q.bound = -kInf;  // split it first, never skipped
+    queue_.push_back(std::move(q));
+  }
+
+  // Splits the queued layouts, least bound first, until the best one's time is below the next
+  // bound (the bound's margin covers the rounding between split_objective and pipeline_cost;
+  // with a profile whose layers differ the split's T is an approximation: every layout is split).
+  void run() {
+    if (skip_by_bound_)
+      std::stable_sort(queue_.begin(), queue_.end(), [](const Queued& a, const Queued& b) { return a.bound < b.bound; });
+    for (const Queued& q : queue_) {
+      if (have && skip_by_bound_ && q.bound > best.cost.iteration_s * (1 + kBoundMargin)) break;
+      split(q);
     }
+    queue_.clear();
   }
 
   JobPlan best, least_bad;
   bool have = false, have_bad = false;
 
  private:
+  struct Queued {
+    SplitProblem sp;
+    std::vector<std::vector<int64_t>> reps;
+    double exhaustive_limit;
+    size_t order;  // offered as the order-th layout
+    double bound;
+  };
+
+  void split(const Queued& q) {
+    const std::vector<int64_t> bounds = optimise_split(q.sp, q.exhaustive_limit);
+    if (bounds.empty()) return;
+    JobPlan jp;
+    jp.model = m_;
+    for (const auto& r : q.reps) jp.replicas.push_back(Replica{r, bounds});
+    jp.cost = pipeline_cost(c_, m_, jp.replicas);
+    if (jp.cost.feasible) {
+      const double t = jp.cost.iteration_s, t_best = best.cost.iteration_s;
+      if (!have || t < t_best || (t == t_best && q.order < best_order_)) {
+        best = std::move(jp);
+        best_order_ = q.order;
+        have = true;
+      }
+    } else {
+      const double s = jp.cost.memory_shortfall_bytes, s_bad = least_bad.cost.memory_shortfall_bytes;
+      if (!have_bad || s < s_bad || (s == s_bad && q.order < bad_order_)) {
+        least_bad = std::move(jp);
+        bad_order_ = q.order;
+        have_bad = true;
+      }
+    }
+  }
+
+  static constexpr double kBoundMargin = 1e-6;
   const Cluster& c_;
   const ModelSpec& m_;
+  const bool skip_by_bound_;  // split_objective is pipeline_cost's iteration time (no measured profile)
+  std::vector<Queued> queue_;
+  size_t offered_ = 0, best_order_ = 0, bad_order_ = 0;
 };
 
 // The layouts of D replicas of S stages on `ok` (chain order). Every D gets the replica-major
@@ -281,28 +324,28 @@ void try_layouts(LayoutSearch& search, const Cluster& c, const ModelSpec& m, con
   // chain's tail (farthest from its head) is what is left out.
   std::vector<std::vector<int64_t>> pieces(static_cast<size_t>(D));
   for (int64_t r = 0; r < D; ++r) pieces[static_cast<size_t>(r)].assign(ok.begin() + r * S, ok.begin() + (r + 1) * S);
-  search.try_layout(pieces);
+  search.offer(pieces);
   if (!all_layouts) return;
   if (D == 1) {
     if (S <= kAllOrders) {  // few stages: every order
       std::vector<int64_t> perm = pieces[0];
       std::sort(perm.begin(), perm.end());
-      do search.try_layout({perm}, kOrderExhaustive);
+      do search.offer({perm}, kOrderExhaustive);
       while (std::next_permutation(perm.begin(), perm.end()));
       return;
     }
     // Stage order: 2-opt on the send times, and the reverse (the last stage sends nothing).
     std::vector<int64_t> path = pieces[0];
     two_opt(c, path, m.boundary_bytes(b));
-    if (path != pieces[0]) search.try_layout({path});
+    if (path != pieces[0]) search.offer({path});
     std::reverse(path.begin(), path.end());
-    search.try_layout({path});
+    search.offer({path});
     return;
   }
   if (D >= 3) {  // all-reduce ring without the long wrap-around edge
     std::vector<std::vector<int64_t>> ring;
     for (size_t r : zigzag(static_cast<size_t>(D))) ring.push_back(pieces[r]);
-    search.try_layout(ring);
+    search.offer(std::move(ring));
   }
   if (S > 1) {
     // Stage-major (DT-FM's stage groups): D consecutive chain machines form one stage's
@@ -310,7 +353,7 @@ void try_layouts(LayoutSearch& search, const Cluster& c, const ModelSpec& m, con
     std::vector<std::vector<int64_t>> reps(static_cast<size_t>(D), std::vector<int64_t>(static_cast<size_t>(S)));
     for (int64_t s = 0; s < S; ++s)
       for (int64_t r = 0; r < D; ++r) reps[static_cast<size_t>(r)][static_cast<size_t>(s)] = ok[static_cast<size_t>(s * D + r)];
-    search.try_layout(reps);
+    search.offer(std::move(reps));
   }
 }
 
@@ -353,10 +396,10 @@ JobPlan explain_infeasible(const Cluster& c, const ModelSpec& m, const std::vect
 // The layouts of best_pipeline on `usable` (machines of `group` that can hold a layer, all
 // able to reach each other); `group` only words the reason when nothing fits.
 JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
-                   const std::vector<int64_t>& usable, int64_t max_d) {
+                   const std::vector<int64_t>& usable, int64_t max_d, bool every_layout) {
   const int64_t n_all = static_cast<int64_t>(group.size());
   const std::vector<int64_t> chain = chain_order(c, m, usable);
-  LayoutSearch search(c, m);
+  LayoutSearch search(c, m, every_layout);
   int64_t too_small = n_all;  // machines that hold no layer at any D tried
   const std::vector<int64_t> grid = replica_counts(max_d);
   for (int64_t D = 1; D <= max_d; ++D) {
@@ -373,12 +416,14 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
     try_layouts(search, c, m, ok, D, k, all_layouts, b);
     if (k >= 4 && all_layouts) try_layouts(search, c, m, ok, D, (k + 1) / 2, all_layouts, b);  // fewer, fuller stages: fewer hops
   }
+  search.run();
   if (search.have) {
     // The winner's stages in reverse order too (the last stage sends nothing, so the order
     // matters): the result is then never worse than the even split in either order.
     std::vector<std::vector<int64_t>> reversed;
     for (const Replica& r : search.best.replicas) reversed.emplace_back(r.machines.rbegin(), r.machines.rend());
-    search.try_layout(reversed);
+    search.offer(std::move(reversed));
+    search.run();
     return search.best;
   }
   return explain_infeasible(c, m, group, too_small,
@@ -387,7 +432,9 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
 
 }  // namespace
 
-JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
+namespace {
+
+JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout) {
   if (group.empty()) return infeasible_job(m, "no machines assigned", memory_need(m));
   const int64_t n_all = static_cast<int64_t>(group.size());
   // A replica needs at least one sequence per micro-batch.
@@ -398,7 +445,7 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
   for (int64_t i : group)
     if (layers_that_fit(m, micro_batch(m, max_d), capacity_bytes(c, i)) >= 1) usable.push_back(i);
   const std::vector<std::vector<int64_t>> parts = reach_groups(c, usable);
-  if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d);
+  if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d, every_layout);
   // Machines that cannot reach each other never share a job: plan on each reachable set.
   JobPlan best;
   bool have = false;
@@ -406,7 +453,8 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
   for (size_t k = 0; k < parts.size(); ++k) {
     if (group_memory(c, parts[k]) > group_memory(c, parts[largest])) largest = k;
     if (group_memory(c, parts[k]) < memory_need(m)) continue;
-    JobPlan jp = layouts_on(c, m, parts[k], parts[k], std::min<int64_t>(max_d, static_cast<int64_t>(parts[k].size())));
+    JobPlan jp = layouts_on(c, m, parts[k], parts[k], std::min<int64_t>(max_d, static_cast<int64_t>(parts[k].size())),
+                            every_layout);
     if (jp.cost.feasible && (!have || jp.cost.iteration_s < best.cost.iteration_s)) {
       best = std::move(jp);
       have = true;
@@ -414,7 +462,7 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
   }
   if (have) return best;
   JobPlan bad = layouts_on(c, m, parts[largest], parts[largest],
-                           std::min<int64_t>(max_d, static_cast<int64_t>(parts[largest].size())));
+                           std::min<int64_t>(max_d, static_cast<int64_t>(parts[largest].size())), every_layout);
   std::ostringstream why;
   why << "no feasible pipeline: the " << n_all << " machines fall into " << parts.size()
       << " sets that cannot reach each other ("
@@ -423,6 +471,16 @@ JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<in
       << " for a model needing at least " << format_gb(memory_need(m)) << ": " << bad.cost.reason;
   bad.cost.reason = why.str();
   return bad;
+}
+
+}  // namespace
+
+JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
+  return best_pipeline_of(c, m, group, /*every_layout=*/false);
+}
+
+JobPlan best_pipeline_reference(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
+  return best_pipeline_of(c, m, group, /*every_layout=*/true);
 }
 
 }  // namespace hulk::plan

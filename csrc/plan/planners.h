@@ -40,7 +40,12 @@ std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, cons
 // job's whole iteration time, all-reduce included (split.cpp), and is never worse than the
 // even split; the cheapest feasible configuration wins, and its stages are then tried in
 // reverse order too. Machines not needed stay idle rather than make the job fail.
+// (Layouts are split in order of a lower bound of their time, split_lower_bound, and those
+// whose bound exceeds the best time found are not split.)
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
+// The same layouts, every one split, in the order tried: the same plan as best_pipeline (a
+// layout it skips costs more than its best); the tests' reference.
+JobPlan best_pipeline_reference(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
 
 // The layout the planner used before it optimised the whole cost, kept as the reference the
 // benchmark and tests measure best_pipeline against: every machine of the group in

@@ -329,6 +329,32 @@ double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds
   return worst + ar + opt;
 }
 
+double split_lower_bound(const SplitProblem& p) {
+  const size_t S = p.max_layers.size();
+  if (S == 0 || static_cast<int64_t>(S) > p.layers) return kInf;
+  const double extra = static_cast<double>(p.layers - static_cast<int64_t>(S));  // layers beyond one per stage
+  double worst = 0;
+  for (size_t r = 0; r < p.c.size(); ++r) {
+    double sum = 0, one_layer = 0, cheapest = kInf;
+    for (size_t s = 0; s < S; ++s) {
+      const double cx = p.c[r][s] + p.x[r][s];
+      sum += cx;
+      one_layer = std::max(one_layer, cx);
+      cheapest = std::min(cheapest, p.c[r][s]);
+    }
+    sum += extra * cheapest;
+    worst = std::max(worst, gpipe_time(sum, std::max(one_layer, sum / static_cast<double>(S)), p.micro_batches));
+  }
+  double ar = 0, opt = 0, inverse_o = 0;
+  for (size_t s = 0; s < S; ++s) {
+    if (p.c.size() > 1 && std::isfinite(p.ar_a[s]) && std::isfinite(p.ar_b[s])) ar = std::max(ar, p.ar_a[s] + p.ar_b[s]);
+    opt = std::max(opt, p.o[s]);
+    inverse_o += p.o[s] > 0 ? 1.0 / p.o[s] : kInf;
+  }
+  if (inverse_o < kInf) opt = std::max(opt, static_cast<double>(p.layers) / inverse_o);
+  return worst + ar + opt;
+}
+
 namespace {
 
 // ---- optimise_split's phases -------------------------------------------------------------

@@ -37,6 +37,13 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
                            const CostOptions& opts = {}, int64_t batch_replicas = 0);
 // The job's iteration time for a split (pipeline_cost's iteration_s); +inf if it does not fit.
 double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds);
+// A lower bound of split_objective over every split of `p` (caps ignored), in O(D S): per
+// replica the pipeline's sum is at least one layer on every stage plus the other L - S layers
+// on its cheapest stage, and its bottleneck at least the largest one-layer stage and the mean
+// stage; the all-reduce and the optimiser terms at least their one-layer maxima (and the
+// optimiser at least L over the sum of 1 / o_s). best_pipeline skips a layout whose bound
+// exceeds the best iteration time found so far without splitting it.
+double split_lower_bound(const SplitProblem& p);
 // The split of least split_objective: exact when at most `exhaustive_limit` splits exist,
 // otherwise DP + bounded search (split.cpp). Empty when no split fits.
 std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_limit = 4096);

@@ -348,6 +348,42 @@ TEST(PlanPartition, BestPipelineUsesReplicasWhenRegionsAreFarApart) {
   EXPECT_LT(jp.cost.iteration_s, one.iteration_s);
 }
 
+// best_pipeline splits its layouts in order of a lower bound and skips those that cannot win;
+// the reference splits every one in the order tried. Same plan, bit for bit: on random linked
+// clusters (mixed machines) and on uniform two-region clusters, where many layouts tie and the
+// first one tried must win.
+TEST(PlanPartition, BestPipelineIsItsReferenceThatSplitsEveryLayout) {
+  std::mt19937_64 rng(29);
+  int feasible = 0, infeasible = 0;
+  for (int trial = 0; trial < 160; ++trial) {
+    const int n = 4 + static_cast<int>(rng() % 27);
+    Net net;
+    net.inter_ms = 10 + static_cast<double>(rng() % 200);
+    net.inter_gbps = 0.05 + 0.1 * static_cast<double>(rng() % 50);
+    const Cluster c = trial % 2 == 0 ? random_linked(rng, n)
+                                     : two_regions(std::vector<double>(static_cast<size_t>(n / 2), 6.0),
+                                                   std::vector<double>(static_cast<size_t>(n - n / 2), 6.0), net);
+    const int64_t layers = std::vector<int64_t>{4, 12, 24, 48, 96}[rng() % 5];
+    const int64_t batch = std::vector<int64_t>{4, 8, 32, 64}[rng() % 4];
+    const ModelSpec m = model("m", layers, std::vector<double>{2e7, 5e7, 1e8, 3e8}[rng() % 4], batch);
+    std::vector<int64_t> group;
+    for (int64_t i = 0; i < c.size(); ++i)
+      if (rng() % 4 != 0) group.push_back(i);
+    const JobPlan got = best_pipeline(c, m, group), want = best_pipeline_reference(c, m, group);
+    ASSERT_EQ(got.cost.feasible, want.cost.feasible) << "trial " << trial;
+    EXPECT_EQ(got.cost.iteration_s, want.cost.iteration_s) << "trial " << trial;
+    EXPECT_EQ(got.cost.memory_shortfall_bytes, want.cost.memory_shortfall_bytes) << "trial " << trial;
+    ASSERT_EQ(got.replicas.size(), want.replicas.size()) << "trial " << trial;
+    for (size_t r = 0; r < got.replicas.size(); ++r) {
+      EXPECT_EQ(got.replicas[r].machines, want.replicas[r].machines) << "trial " << trial << " replica " << r;
+      EXPECT_EQ(got.replicas[r].bounds, want.replicas[r].bounds) << "trial " << trial << " replica " << r;
+    }
+    (got.cost.feasible ? feasible : infeasible)++;
+  }
+  EXPECT_GE(feasible, 80);
+  EXPECT_GE(infeasible, 5);
+}
+
 TEST(PlanPartition, BestPipelineReportsShortfallWhenNothingFits) {
   const Cluster c = two_regions({2}, {2});
   const JobPlan jp = best_pipeline(c, model("big", 4), {0, 1});

@@ -193,3 +193,30 @@ TEST(PlanSplit, ExhaustivePathIsTheFirstSplitOfLeastObjective) {
   EXPECT_GE(compared, 300);
   EXPECT_GE(capped, 100);
 }
+
+// split_lower_bound is at most the least T of any split (the exhaustive reference's), and equal
+// to it where it is tight: one replica, alike stages, no sends, L a multiple of S.
+TEST(PlanSplit, LowerBoundIsBelowEverySplitAndTightWhenStagesAreAlike) {
+  std::mt19937_64 rng(43);
+  int compared = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const auto p = random_small_problem(rng, trial);
+    const std::vector<int64_t> best = reference_exhaustive(p);
+    if (best.empty()) continue;
+    const double t = hulk::plan::detail::split_objective(p, best);
+    const double lb = hulk::plan::detail::split_lower_bound(p);
+    EXPECT_LE(lb, t * (1 + 1e-12)) << "trial " << trial;
+    EXPECT_GT(lb, 0.25 * t) << "trial " << trial;  // not a vacuous bound on these problems
+    ++compared;
+  }
+  EXPECT_GE(compared, 400);
+  hulk::plan::detail::SplitProblem p;
+  p.layers = 12;
+  p.micro_batches = 4;
+  p.c = {{0.5, 0.5, 0.5}};
+  p.x = {{0.0, 0.0, 0.0}};
+  p.o = {0.01, 0.01, 0.01};
+  p.ar_a = p.ar_b = {0.0, 0.0, 0.0};
+  p.max_layers = {12, 12, 12};
+  EXPECT_DOUBLE_EQ(hulk::plan::detail::split_lower_bound(p), hulk::plan::detail::split_objective(p, {0, 4, 8, 12}));
+}
