@@ -135,17 +135,30 @@ double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double
       throw std::invalid_argument("allreduce_time: machine " + std::to_string(i) + " appears twice in the ring");
     seen[static_cast<size_t>(i)] = 1;
   }
-  const size_t n = ring.size();
-  if (n <= 1) return 0.0;
-  double max_lat = 0.0, min_bw = kInf;
-  for (size_t k = 0; k < n; ++k) {
-    const int64_t a = ring[k], b = ring[(k + 1) % n];
-    if (!c.reachable(a, b)) return kInf;
-    max_lat = std::max(max_lat, c.latency_s(a, b));
-    min_bw = std::min(min_bw, c.bandwidth_Bps(a, b));
+  return allreduce_time(ring_links(c, ring), bytes);
+}
+
+RingLinks ring_links(const Cluster& c, const std::vector<int64_t>& ring) {
+  RingLinks out;
+  out.n = ring.size();
+  if (out.n <= 1) return out;
+  for (size_t k = 0; k < out.n; ++k) {
+    const int64_t a = ring[k], b = ring[(k + 1) % out.n];
+    if (!c.reachable(a, b)) {
+      out.reachable = false;
+      return out;
+    }
+    out.max_latency_s = std::max(out.max_latency_s, c.latency_s(a, b));
+    out.min_bandwidth_Bps = std::min(out.min_bandwidth_Bps, c.bandwidth_Bps(a, b));
   }
-  const double nd = static_cast<double>(n);
-  return 2.0 * (nd - 1.0) * max_lat + 2.0 * (nd - 1.0) / nd * bytes / min_bw;
+  return out;
+}
+
+double allreduce_time(const RingLinks& ring, double bytes) {
+  if (ring.n <= 1) return 0.0;
+  if (!ring.reachable) return kInf;
+  const double nd = static_cast<double>(ring.n);
+  return 2.0 * (nd - 1.0) * ring.max_latency_s + 2.0 * (nd - 1.0) / nd * bytes / ring.min_bandwidth_Bps;
 }
 
 namespace {

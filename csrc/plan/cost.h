@@ -53,6 +53,7 @@
 // (reduce-scatter then all-gather; each of the 2(n-1) steps waits for the slowest link).
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,17 @@ struct CostOptions {
 };
 
 double allreduce_time(const Cluster& c, const std::vector<int64_t>& ring, double bytes);
+// What allreduce_time reads of a ring: its size, whether every machine reaches the next, the
+// slowest link latency and least bandwidth. No argument checks: for hot paths whose
+// rings are valid by construction (the layer split); allreduce_time(c, ring, bytes) is
+// allreduce_time(ring_links(c, ring), bytes) after its checks, the same doubles.
+struct RingLinks {
+  size_t n = 0;
+  bool reachable = true;
+  double max_latency_s = 0, min_bandwidth_Bps = std::numeric_limits<double>::infinity();
+};
+RingLinks ring_links(const Cluster& c, const std::vector<int64_t>& ring);
+double allreduce_time(const RingLinks& ring, double bytes);
 
 // The per-stage formulas above, shared by pipeline_cost and the layer split (split.cpp):
 // C(i, [first, last), b) (recomputation included), the mean per layer of C(i, [0, L), b)

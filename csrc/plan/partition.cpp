@@ -406,9 +406,10 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
     const bool all_layouts = std::binary_search(grid.begin(), grid.end(), D);
     // A machine that cannot hold one layer at this micro-batch never holds a stage.
     const double b = micro_batch(m, D);
+    LayersThatFit fit(m, b);
     std::vector<int64_t> ok;
     for (int64_t i : chain)
-      if (layers_that_fit(m, b, capacity_bytes(c, i)) >= 1) ok.push_back(i);
+      if (fit(capacity_bytes(c, i)) >= 1) ok.push_back(i);
     too_small = std::min<int64_t>(too_small, n_all - static_cast<int64_t>(ok.size()));
     const int64_t n = static_cast<int64_t>(ok.size());
     if (n < D) continue;
@@ -442,8 +443,9 @@ JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector
   // Machines that cannot hold one layer even at the smallest micro-batch are left out
   // before the chain is ordered, so the chain does not wander through them.
   std::vector<int64_t> usable;
+  LayersThatFit fit(m, micro_batch(m, max_d));
   for (int64_t i : group)
-    if (layers_that_fit(m, micro_batch(m, max_d), capacity_bytes(c, i)) >= 1) usable.push_back(i);
+    if (fit(capacity_bytes(c, i)) >= 1) usable.push_back(i);
   const std::vector<std::vector<int64_t>> parts = reach_groups(c, usable);
   if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d, every_layout);
   // Machines that cannot reach each other never share a job: plan on each reachable set.

@@ -288,21 +288,24 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
   p.ar_a.assign(S, 0);
   p.ar_b.assign(S, 0);
   p.max_layers.assign(S, m.layers);
+  LayersThatFit fit(m, b);
   for (size_t r = 0; r < D; ++r)
     for (size_t s = 0; s < S; ++s) {
       const int64_t i = replicas[r][s];
       p.c[r][s] = layer_compute_s(c, m, i, b);
       if (s + 1 < S) p.x[r][s] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
       p.o[s] = std::max(p.o[s], stage_optimizer_s(c, m, i, 1.0, opts));
-      p.max_layers[s] = std::min(p.max_layers[s], layers_that_fit(m, b, capacity_bytes(c, i)));
+      p.max_layers[s] = std::min(p.max_layers[s], fit(capacity_bytes(c, i)));
     }
-  if (D > 1)
+  if (D > 1) {
+    std::vector<int64_t> ring(D);
     for (size_t s = 0; s < S; ++s) {
-      std::vector<int64_t> ring;
-      for (const auto& rep : replicas) ring.push_back(rep[s]);
-      p.ar_a[s] = allreduce_time(c, ring, 0.0);
-      p.ar_b[s] = std::isfinite(p.ar_a[s]) ? allreduce_time(c, ring, 2.0 * m.params_per_layer()) - p.ar_a[s] : 0.0;
+      for (size_t r = 0; r < D; ++r) ring[r] = replicas[r][s];
+      const RingLinks links = ring_links(c, ring);  // the replicas' machines are distinct: no checks
+      p.ar_a[s] = allreduce_time(links, 0.0);
+      p.ar_b[s] = std::isfinite(p.ar_a[s]) ? allreduce_time(links, 2.0 * m.params_per_layer()) - p.ar_a[s] : 0.0;
     }
+  }
   return p;
 }
 
@@ -332,18 +335,22 @@ double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds
 double split_lower_bound(const SplitProblem& p) {
   const size_t S = p.max_layers.size();
   if (S == 0 || static_cast<int64_t>(S) > p.layers) return kInf;
-  const double extra = static_cast<double>(p.layers - static_cast<int64_t>(S));  // layers beyond one per stage
+  const int64_t Si = static_cast<int64_t>(S);
+  const double extra = static_cast<double>(p.layers - Si);            // layers beyond one per stage
+  const double fullest = static_cast<double>((p.layers + Si - 1) / Si);  // some stage holds at least this many
   double worst = 0;
   for (size_t r = 0; r < p.c.size(); ++r) {
-    double sum = 0, one_layer = 0, cheapest = kInf;
+    double sum = 0, one_layer = 0, cheapest = kInf, least_send = kInf;
     for (size_t s = 0; s < S; ++s) {
       const double cx = p.c[r][s] + p.x[r][s];
       sum += cx;
       one_layer = std::max(one_layer, cx);
       cheapest = std::min(cheapest, p.c[r][s]);
+      least_send = std::min(least_send, p.x[r][s]);
     }
     sum += extra * cheapest;
-    worst = std::max(worst, gpipe_time(sum, std::max(one_layer, sum / static_cast<double>(S)), p.micro_batches));
+    const double bottleneck = std::max({one_layer, sum / static_cast<double>(S), fullest * cheapest + least_send});
+    worst = std::max(worst, gpipe_time(sum, bottleneck, p.micro_batches));
   }
   double ar = 0, opt = 0, inverse_o = 0;
   for (size_t s = 0; s < S; ++s) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "csrc/plan/planners.h"
@@ -11,6 +12,25 @@ namespace hulk::plan::detail {
 
 // Largest number of layers a stage can hold in `cap` bytes at micro-batch b (0: not one).
 int64_t layers_that_fit(const ModelSpec& m, double b, double cap);
+// layers_that_fit at one micro-batch, remembered for the last capacity asked: a group's
+// machines mostly share one memory size, and a layout asks for every stage.
+class LayersThatFit {
+ public:
+  LayersThatFit(const ModelSpec& m, double b) : m_(m), b_(b) {}
+  int64_t operator()(double cap) {
+    if (!(cap == cap_)) {
+      cap_ = cap;
+      n_ = layers_that_fit(m_, b_, cap);
+    }
+    return n_;
+  }
+
+ private:
+  const ModelSpec& m_;
+  double b_;
+  double cap_ = std::numeric_limits<double>::quiet_NaN();
+  int64_t n_ = 0;
+};
 // The distinct stage values n c_s + x_s (1 <= n <= min(cap_s, L)), increasing: every value a
 // pipeline's bottleneck can take. all_stage_values lists them all (S L values, sorted);
 // stage_values_between only those v with lo < v and not hi < v (the range a sorted list gives
@@ -39,8 +59,8 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
 double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds);
 // A lower bound of split_objective over every split of `p` (caps ignored), in O(D S): per
 // replica the pipeline's sum is at least one layer on every stage plus the other L - S layers
-// on its cheapest stage, and its bottleneck at least the largest one-layer stage and the mean
-// stage; the all-reduce and the optimiser terms at least their one-layer maxima (and the
+// on its cheapest stage, and its bottleneck at least the largest one-layer stage, the mean
+// stage and ceil(L / S) layers on the cheapest stage plus the least send; the all-reduce and the optimiser terms at least their one-layer maxima (and the
 // optimiser at least L over the sum of 1 / o_s). best_pipeline skips a layout whose bound
 // exceeds the best iteration time found so far without splitting it.
 double split_lower_bound(const SplitProblem& p);
