@@ -272,6 +272,16 @@ bool within_caps(const std::vector<int64_t>& b, const std::vector<int64_t>& cap)
 
 }  // namespace
 
+void SplitProblem::resize(size_t D, size_t S) {
+  replicas = D;
+  c.assign(D * S, 0);
+  x.assign(D * S, 0);
+  o.assign(S, 0);
+  ar_a.assign(S, 0);
+  ar_b.assign(S, 0);
+  max_layers.assign(S, layers);
+}
+
 SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vector<std::vector<int64_t>>& replicas,
                            const CostOptions& opts, int64_t batch_replicas) {
   SplitProblem p;
@@ -282,18 +292,13 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
   const double b = micro_batch(m, batch_replicas > 0 ? batch_replicas : static_cast<int64_t>(D));
   // The cost model's per-stage formulas (cost.h), per layer.
   const double boundary = m.boundary_bytes(b);
-  p.c.assign(D, std::vector<double>(S, 0));
-  p.x.assign(D, std::vector<double>(S, 0));
-  p.o.assign(S, 0);
-  p.ar_a.assign(S, 0);
-  p.ar_b.assign(S, 0);
-  p.max_layers.assign(S, m.layers);
+  p.resize(D, S);
   LayersThatFit fit(m, b);
   for (size_t r = 0; r < D; ++r)
     for (size_t s = 0; s < S; ++s) {
       const int64_t i = replicas[r][s];
-      p.c[r][s] = layer_compute_s(c, m, i, b);
-      if (s + 1 < S) p.x[r][s] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
+      p.c[p.at(r, s)] = layer_compute_s(c, m, i, b);
+      if (s + 1 < S) p.x[p.at(r, s)] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
       p.o[s] = std::max(p.o[s], stage_optimizer_s(c, m, i, 1.0, opts));
       p.max_layers[s] = std::min(p.max_layers[s], fit(capacity_bytes(c, i)));
     }
@@ -313,10 +318,10 @@ double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds
   const size_t S = p.max_layers.size();
   if (bounds.size() != S + 1 || S == 0) return kInf;
   double worst = 0;
-  for (size_t r = 0; r < p.c.size(); ++r) {
+  for (size_t r = 0; r < p.replicas; ++r) {
     double sum = 0, bottleneck = -1;
     for (size_t s = 0; s < S; ++s) {
-      const double cx = static_cast<double>(bounds[s + 1] - bounds[s]) * p.c[r][s] + p.x[r][s];
+      const double cx = static_cast<double>(bounds[s + 1] - bounds[s]) * p.c[p.at(r, s)] + p.x[p.at(r, s)];
       sum += cx;
       bottleneck = std::max(bottleneck, cx);
     }
@@ -326,7 +331,7 @@ double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds
   for (size_t s = 0; s < S; ++s) {
     const int64_t n = bounds[s + 1] - bounds[s];
     if (n < 1 || n > p.max_layers[s]) return kInf;
-    if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
+    if (p.replicas > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * static_cast<double>(n));
     opt = std::max(opt, p.o[s] * static_cast<double>(n));
   }
   return worst + ar + opt;
@@ -339,14 +344,14 @@ double split_lower_bound(const SplitProblem& p) {
   const double extra = static_cast<double>(p.layers - Si);            // layers beyond one per stage
   const double fullest = static_cast<double>((p.layers + Si - 1) / Si);  // some stage holds at least this many
   double worst = 0;
-  for (size_t r = 0; r < p.c.size(); ++r) {
+  for (size_t r = 0; r < p.replicas; ++r) {
     double sum = 0, one_layer = 0, cheapest = kInf, least_send = kInf;
     for (size_t s = 0; s < S; ++s) {
-      const double cx = p.c[r][s] + p.x[r][s];
+      const double cx = p.c[p.at(r, s)] + p.x[p.at(r, s)];
       sum += cx;
       one_layer = std::max(one_layer, cx);
-      cheapest = std::min(cheapest, p.c[r][s]);
-      least_send = std::min(least_send, p.x[r][s]);
+      cheapest = std::min(cheapest, p.c[p.at(r, s)]);
+      least_send = std::min(least_send, p.x[p.at(r, s)]);
     }
     sum += extra * cheapest;
     const double bottleneck = std::max({one_layer, sum / static_cast<double>(S), fullest * cheapest + least_send});
@@ -354,7 +359,7 @@ double split_lower_bound(const SplitProblem& p) {
   }
   double ar = 0, opt = 0, inverse_o = 0;
   for (size_t s = 0; s < S; ++s) {
-    if (p.c.size() > 1 && std::isfinite(p.ar_a[s]) && std::isfinite(p.ar_b[s])) ar = std::max(ar, p.ar_a[s] + p.ar_b[s]);
+    if (p.replicas > 1 && std::isfinite(p.ar_a[s]) && std::isfinite(p.ar_b[s])) ar = std::max(ar, p.ar_a[s] + p.ar_b[s]);
     opt = std::max(opt, p.o[s]);
     inverse_o += p.o[s] > 0 ? 1.0 / p.o[s] : kInf;
   }
@@ -390,7 +395,7 @@ struct ExactBest {
 class ExhaustiveSplit {
  public:
   explicit ExhaustiveSplit(const SplitProblem& p)
-      : p_(p), S_(p.max_layers.size()), D_(p.c.size()), L_(p.layers), b_(S_ + 1, 0),
+      : p_(p), S_(p.max_layers.size()), D_(p.replicas), L_(p.layers), b_(S_ + 1, 0),
         sum_((S_ + 1) * D_, 0.0), bot_((S_ + 1) * D_, -1.0), ar_(S_ + 1, 0.0), opt_(S_ + 1, 0.0) {}
 
   std::vector<int64_t> run() {
@@ -403,7 +408,7 @@ class ExhaustiveSplit {
   void extend(size_t s, int64_t n) {
     const double dn = static_cast<double>(n);
     for (size_t r = 0; r < D_; ++r) {
-      const double cx = dn * p_.c[r][s] + p_.x[r][s];
+      const double cx = dn * p_.c[p_.at(r, s)] + p_.x[p_.at(r, s)];
       sum_[(s + 1) * D_ + r] = sum_[s * D_ + r] + cx;
       bot_[(s + 1) * D_ + r] = std::max(bot_[s * D_ + r], cx);
     }
@@ -458,11 +463,11 @@ WorstReplica worst_replica(const SplitProblem& p) {
   WorstReplica w;
   w.c.assign(Su, 0);
   w.x.assign(Su, 0);
-  for (size_t r = 0; r < p.c.size(); ++r)
+  for (size_t r = 0; r < p.replicas; ++r)
     for (size_t s = 0; s < Su; ++s) {
-      w.c[s] = std::max(w.c[s], p.c[r][s]);
+      w.c[s] = std::max(w.c[s], p.c[p.at(r, s)]);
       // An unreachable pair makes every split infeasible; plan the rest anyway.
-      if (std::isfinite(p.x[r][s])) w.x[s] = std::max(w.x[s], p.x[r][s]);
+      if (std::isfinite(p.x[p.at(r, s)])) w.x[s] = std::max(w.x[s], p.x[p.at(r, s)]);
     }
   w.m1 = p.micro_batches > 1 ? static_cast<double>(p.micro_batches - 1) : 0.0;
   w.order.resize(Su);
@@ -474,14 +479,14 @@ WorstReplica worst_replica(const SplitProblem& p) {
 // T of a split as phase 2 compares candidates: exact up to kExactCandidates replicas, beyond
 // that on the worst replica's c and x (O(S), exact when the replicas are alike).
 double proxy_time(const SplitProblem& p, const WorstReplica& w, const std::vector<int64_t>& b) {
-  if (p.c.size() <= kExactCandidates) return split_objective(p, b);
+  if (p.replicas <= kExactCandidates) return split_objective(p, b);
   double sum = 0, bott = 0, ar = 0, opt = 0;
   for (size_t s = 0; s < w.c.size(); ++s) {
     const double n = static_cast<double>(b[s + 1] - b[s]);
     const double cx = n * w.c[s] + w.x[s];
     sum += cx;
     bott = std::max(bott, cx);
-    if (p.c.size() > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * n);
+    if (p.replicas > 1) ar = std::max(ar, p.ar_a[s] + p.ar_b[s] * n);
     opt = std::max(opt, p.o[s] * n);
   }
   return gpipe_time(sum, bott, p.micro_batches) + ar + opt;
@@ -618,7 +623,7 @@ std::vector<std::vector<int64_t>> allreduce_caps(const SplitProblem& p, double p
 // proxy_time, O(S) each; the caller keeps the result only if the exact T is better.
 std::vector<int64_t> polish(const SplitProblem& p, const WorstReplica& w, std::vector<int64_t> cur) {
   const size_t Su = p.max_layers.size();
-  const bool exact_polish = p.c.size() * Su <= kExactPolish;
+  const bool exact_polish = p.replicas * Su <= kExactPolish;
   auto judge = [&](const std::vector<int64_t>& b) {
     if (exact_polish) return split_objective(p, b);
     const double t = proxy_time(p, w, b);
@@ -656,7 +661,7 @@ std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_lim
 
   // 1. Exhaustive on small spaces (each split costs O(D S) to evaluate, so the limit on the
   //    number of splits shrinks with D beyond 4 replicas).
-  const double D = static_cast<double>(std::max<size_t>(1, p.c.size()));
+  const double D = static_cast<double>(std::max<size_t>(1, p.replicas));
   const double limit = D > 4 ? exhaustive_limit * 4 / D : exhaustive_limit;
   if (compositions(L, S, limit) <= limit) return exhaustive_split(p);
 
@@ -672,7 +677,7 @@ std::vector<int64_t> optimise_split(const SplitProblem& p, double exhaustive_lim
   ProxyBest candidates(p, w);
   // Without an all-reduce cap first: its T bounds the levels worth trying.
   search_under_caps(p, w, p.max_layers, tau_free, at_tau_free, candidates);
-  if (p.c.size() > 1) {
+  if (p.replicas > 1) {
     const std::vector<std::vector<int64_t>> useful = allreduce_caps(p, pipe_lb, candidates.t);
     const size_t k = std::min<size_t>(useful.size(), kMaxArLevels);
     for (size_t q = 0; q < k; ++q)

@@ -47,10 +47,14 @@ double least_bottleneck(const std::vector<double>& c, const std::vector<double>&
 // formula it optimises is written out at the top of split.cpp.
 struct SplitProblem {
   int64_t layers = 0, micro_batches = 1;
-  std::vector<std::vector<double>> c, x;  // [D][S] compute per layer, send after the stage
-  std::vector<double> o;                  // [S] slowest replica's optimiser time per layer
-  std::vector<double> ar_a, ar_b;         // [S] all-reduce of n layers = ar_a + ar_b n (D > 1)
-  std::vector<int64_t> max_layers;        // [S] layers that fit every replica's machine
+  size_t replicas = 0;              // D
+  std::vector<double> c, x;         // [D S] at(r, s): compute per layer, send after the stage (flat: one allocation)
+  std::vector<double> o;            // [S] slowest replica's optimiser time per layer
+  std::vector<double> ar_a, ar_b;   // [S] all-reduce of n layers = ar_a + ar_b n (D > 1)
+  std::vector<int64_t> max_layers;  // [S] layers that fit every replica's machine
+  // Every field sized for D replicas of S stages: zeros, and no cap below `layers`.
+  void resize(size_t D, size_t S);
+  size_t at(size_t r, size_t s) const { return r * max_layers.size() + s; }
 };
 // `batch_replicas` > 0 sets the micro-batch as for that many replicas (default: replicas.size()).
 SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vector<std::vector<int64_t>>& replicas,

@@ -130,19 +130,18 @@ hulk::plan::detail::SplitProblem random_small_problem(std::mt19937_64& rng, int 
   p.micro_batches = 1 + static_cast<int64_t>(rng() % 8);
   const bool ties = trial % 3 == 0;
   auto q = [&](double v) { return ties ? std::round(v * 4) / 4 : v; };
-  p.c.assign(D, std::vector<double>(S));
-  p.x.assign(D, std::vector<double>(S));
+  p.resize(D, S);
   for (size_t r = 0; r < D; ++r)
     for (size_t s = 0; s < S; ++s) {
-      p.c[r][s] = q(0.05 + 3 * u(rng));
-      p.x[r][s] = s + 1 < S ? q(20 * u(rng)) : 0.0;
+      p.c[p.at(r, s)] = q(0.05 + 3 * u(rng));
+      p.x[p.at(r, s)] = s + 1 < S ? q(20 * u(rng)) : 0.0;
     }
   for (size_t s = 0; s < S; ++s) {
-    p.o.push_back(0.05 * u(rng));
-    p.ar_a.push_back(D > 1 ? q(5 * u(rng)) : 0.0);
-    p.ar_b.push_back(D > 1 ? q(0.5 * u(rng)) : 0.0);
+    p.o[s] = 0.05 * u(rng);
+    p.ar_a[s] = D > 1 ? q(5 * u(rng)) : 0.0;
+    p.ar_b[s] = D > 1 ? q(0.5 * u(rng)) : 0.0;
     const int64_t even = p.layers / static_cast<int64_t>(S);
-    p.max_layers.push_back(trial % 4 == 0 ? 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * even + 1)) : p.layers);
+    p.max_layers[s] = trial % 4 == 0 ? 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * even + 1)) : p.layers;
   }
   return p;
 }
@@ -213,10 +212,8 @@ TEST(PlanSplit, LowerBoundIsBelowEverySplitAndTightWhenStagesAreAlike) {
   hulk::plan::detail::SplitProblem p;
   p.layers = 12;
   p.micro_batches = 4;
-  p.c = {{0.5, 0.5, 0.5}};
-  p.x = {{0.0, 0.0, 0.0}};
+  p.resize(1, 3);
+  p.c = {0.5, 0.5, 0.5};
   p.o = {0.01, 0.01, 0.01};
-  p.ar_a = p.ar_b = {0.0, 0.0, 0.0};
-  p.max_layers = {12, 12, 12};
   EXPECT_DOUBLE_EQ(hulk::plan::detail::split_lower_bound(p), hulk::plan::detail::split_objective(p, {0, 4, 8, 12}));
 }
