@@ -36,6 +36,7 @@ from results_file import write_section  # noqa: E402
 BEGIN, END = "<!-- bench_layout:begin -->", "<!-- bench_layout:end -->"
 MODELS = ("OPT-175B", "T5-11B", "GPT-2 1.5B", "BERT-large")
 BUILD = "building the cluster (to_core)"  # a row per size: ms per build, and a fingerprint of send times
+NEARBY = ", nearby regions"  # rows of groups made of whole regions near a random one, as planners' groups are
 CLUSTER_SEED = 3900  # generate_cluster(n, seed=3900, mode="measured", ...): not a planner benchmark's cluster
 
 
@@ -57,13 +58,32 @@ def measure(sizes: list, groups: int) -> dict:
         out[n] = {BUILD: (build_ms, digest.hexdigest()[:12])}
         for name in MODELS:
             model = catalogue()[name].to_core()
-            chosen = [rng.sample(range(n), rng.randint(2, min(n, 48))) for _ in range(groups)]
-            start = time.perf_counter()
-            plans = [_core.plan.best_pipeline(core, model, g) for g in chosen]
-            ms = (time.perf_counter() - start) / groups * 1e3
-            digest = hashlib.sha256(json.dumps([[p["iteration_s"], p["replicas"]] for p in plans]).encode())
-            out[n][name] = (ms, digest.hexdigest()[:12])
+            random_groups = [rng.sample(range(n), rng.randint(2, min(n, 48))) for _ in range(groups)]
+            nearby_groups = [nearby_group(spec, rng) for _ in range(groups)]
+            for label, chosen in ((name, random_groups), (name + NEARBY, nearby_groups)):
+                start = time.perf_counter()
+                plans = [_core.plan.best_pipeline(core, model, g) for g in chosen]
+                ms = (time.perf_counter() - start) / groups * 1e3
+                digest = hashlib.sha256(json.dumps([[p["iteration_s"], p["replicas"]] for p in plans]).encode())
+                out[n][label] = (ms, digest.hexdigest()[:12])
     return out
+
+
+def nearby_group(spec, rng: random.Random) -> list:
+    """2-48 machines as a planner's group looks: the machines of a random region, then of the
+    regions closest to it by latency, until the size drawn is reached."""
+    size = rng.randint(2, min(len(spec.region), 48))
+    home = rng.randrange(spec.n_regions)
+    by_latency = sorted(range(spec.n_regions), key=lambda r: (spec.base_latency_ms[home][r], r))
+    members = {}
+    for i, r in enumerate(spec.region):
+        members.setdefault(int(r), []).append(i)
+    group = []
+    for r in by_latency:
+        group.extend(members.get(r, [])[: size - len(group)])
+        if len(group) == size:
+            break
+    return group
 
 
 def worker_run(path, sizes: list, groups: int) -> dict:
@@ -87,7 +107,7 @@ def report_lines(runs: dict, sizes: list, against) -> list:
         rule += "---:|---:|---|"
     lines = [head, rule]
     for n in sizes:
-        for name in (*MODELS, BUILD):
+        for name in (*MODELS, *(m + NEARBY for m in MODELS), BUILD):
             ours = statistics.median(r[n][name][0] for r in runs["this"])
             row = f"| {n:,} | {name} | {ours:.3f} |"
             if against:
@@ -137,7 +157,9 @@ def main(argv=None) -> int:
         write_section(args.write, BEGIN, END, [
             BEGIN, "## Planner: speed of one job's layout (`benchmarks/bench_layout.py`)", "",
             f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine()}). "
-            f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model "
+            f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model, "
+            f"and {args.groups} groups of whole regions near a random one (\"{NEARBY[2:]}\", 2-48 machines, as "
+            "planners' groups look) "
             f"on `generate_cluster(n, seed={CLUSTER_SEED}, mode=\"measured\", **measured_regime(n, 0))` "
             "(bench_plan_anytime's regime: regions of 1-8 machines of 8 GPUs, 8-16 beyond 8,000 machines); \"same layouts\" compares a "
             "fingerprint of every returned layout and iteration time. The last row per size is one build of "

@@ -21,7 +21,7 @@ def bench():
 
 def test_measure_is_deterministic_in_its_layouts(bench):
     a, b = bench.measure([12], 3), bench.measure([12], 3)
-    assert set(a[12]) == {*bench.MODELS, bench.BUILD}
+    assert set(a[12]) == {*bench.MODELS, *(m + bench.NEARBY for m in bench.MODELS), bench.BUILD}
     assert all(a[12][m][1] == b[12][m][1] and a[12][m][0] > 0 for m in a[12])
 
 
@@ -30,7 +30,7 @@ def test_against_the_same_build_reports_the_same_layouts(bench, capsys, tmp_path
     assert bench.main(["--sizes", "12", "--groups", "2", "--repeats", "1", "--against", str(_ROOT),
                        "--write", str(out)]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 12 |")]
-    assert len(rows) == len(bench.MODELS) + 1 and all(row.endswith("| yes |") for row in rows)
+    assert len(rows) == 2 * len(bench.MODELS) + 1 and all(row.endswith("| yes |") for row in rows)
     assert bench.BEGIN in out.read_text() and "--against" in out.read_text()
 
 
@@ -41,3 +41,21 @@ def test_bad_arguments_are_named(bench, tmp_path):
         bench.main(["--sizes", "1"])
     with pytest.raises(SystemExit):
         bench.main(["--groups", "0"])
+
+
+def test_nearby_groups_are_whole_regions_nearest_first(bench):
+    import random
+    from hulk.plan import generate
+    spec = generate.generate_cluster(60, seed=3900, mode="measured", n_regions=12)
+    rng = random.Random(1)
+    for _ in range(20):
+        group = bench.nearby_group(spec, rng)
+        assert 2 <= len(group) <= 48 and len(set(group)) == len(group)
+        regions = [int(spec.region[i]) for i in group]
+        home = regions[0]
+        # regions appear in order of latency from the first, each but the last one whole
+        order = list(dict.fromkeys(regions))
+        lat = [spec.base_latency_ms[home][r] for r in order]
+        assert lat == sorted(lat)
+        for r in order[:-1]:
+            assert regions.count(r) == int((spec.region == r).sum())
