@@ -221,22 +221,13 @@ void Cluster::route(int64_t n, std::vector<double>& latency, std::vector<double>
   }
 }
 
-bool Cluster::reachable(int64_t i, int64_t j) const {
-  if (i < 0 || i >= size() || j < 0 || j >= size())
-    throw std::out_of_range("Cluster::reachable: machine index (" + std::to_string(i) + ", " + std::to_string(j) +
-                            ") out of range [0, " + std::to_string(size()) + ")");
-  return i == j || std::isfinite(latency_s(i, j));
+void Cluster::throw_out_of_range(const char* what, int64_t i, int64_t j) const {
+  throw std::out_of_range(std::string("Cluster::") + what + ": machine index (" + std::to_string(i) + ", " +
+                          std::to_string(j) + ") out of range [0, " + std::to_string(size()) + ")");
 }
 
-double Cluster::send_time(int64_t i, int64_t j, double bytes) const {
-  if (i < 0 || i >= size() || j < 0 || j >= size())
-    throw std::out_of_range("Cluster::send_time: machine index (" + std::to_string(i) + ", " + std::to_string(j) +
-                            ") out of range [0, " + std::to_string(size()) + ")");
-  if (!(bytes >= 0)) throw std::invalid_argument("Cluster::send_time: bytes must be >= 0, got " + num(bytes));
-  if (i == j) return 0.0;
-  const double lat = latency_s(i, j);
-  if (!std::isfinite(lat)) return kInf;
-  return lat + bytes / bandwidth_Bps(i, j);
+void Cluster::throw_bad_bytes(double bytes) {
+  throw std::invalid_argument("Cluster::send_time: bytes must be >= 0, got " + num(bytes));
 }
 
 Cluster Cluster::without(int64_t i) const {

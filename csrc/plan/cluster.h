@@ -5,6 +5,7 @@
 // and throughput (intra-server links are far faster than the WAN links planned here).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -91,12 +92,23 @@ class Cluster {
     if (!regional_) return direct_[index(i, j)] != 0;
     return i != j && direct_[rindex(i, j)] != 0;
   }
-  bool reachable(int64_t i, int64_t j) const;
+  bool reachable(int64_t i, int64_t j) const {
+    if (i < 0 || i >= size() || j < 0 || j >= size()) throw_out_of_range("reachable", i, j);
+    return i == j || std::isfinite(latency_s(i, j));
+  }
   // "machine 3 ('Beijing-3')", or "machine 3" for an unnamed machine: how messages name it.
   std::string label(int64_t i) const;
 
-  // Time to send `bytes` from i to j: latency + bytes / bandwidth (0 when i == j).
-  double send_time(int64_t i, int64_t j, double bytes) const;
+  // Time to send `bytes` from i to j: latency + bytes / bandwidth (0 when i == j). Inline: the
+  // layouts' chains and splits call it for every pair they consider.
+  double send_time(int64_t i, int64_t j, double bytes) const {
+    if (i < 0 || i >= size() || j < 0 || j >= size()) throw_out_of_range("send_time", i, j);
+    if (!(bytes >= 0)) throw_bad_bytes(bytes);
+    if (i == j) return 0.0;
+    const double lat = latency_s(i, j);
+    if (!std::isfinite(lat)) return std::numeric_limits<double>::infinity();
+    return lat + bytes / bandwidth_Bps(i, j);
+  }
 
   // A copy without machine `i` (indices above it shift down by one), and with one more
   // machine and its links (the new machine's index is size()). A regional cluster takes a
@@ -112,6 +124,8 @@ class Cluster {
   size_t rindex(int64_t i, int64_t j) const {
     return static_cast<size_t>(net_.region[static_cast<size_t>(i)] * net_.regions + net_.region[static_cast<size_t>(j)]);
   }
+  [[noreturn]] void throw_out_of_range(const char* what, int64_t i, int64_t j) const;
+  [[noreturn]] static void throw_bad_bytes(double bytes);
   void route(int64_t n, std::vector<double>& lat, std::vector<double>& bw, const std::vector<uint8_t>& direct) const;
   std::vector<Machine> machines_;
   std::vector<Link> links_;

@@ -12,24 +12,29 @@ namespace hulk::plan::detail {
 
 // Largest number of layers a stage can hold in `cap` bytes at micro-batch b (0: not one).
 int64_t layers_that_fit(const ModelSpec& m, double b, double cap);
-// layers_that_fit at one micro-batch, remembered for the last capacity asked: a group's
-// machines mostly share one memory size, and a layout asks for every stage.
+// layers_that_fit at one micro-batch, remembered for the first kKept capacities asked: a
+// cluster has few memory sizes, and a layout asks for every stage.
 class LayersThatFit {
  public:
   LayersThatFit(const ModelSpec& m, double b) : m_(m), b_(b) {}
   int64_t operator()(double cap) {
-    if (!(cap == cap_)) {
-      cap_ = cap;
-      n_ = layers_that_fit(m_, b_, cap);
+    for (size_t k = 0; k < kept_; ++k)
+      if (cap_[k] == cap) return n_[k];
+    const int64_t n = layers_that_fit(m_, b_, cap);
+    if (kept_ < kKept) {
+      cap_[kept_] = cap;
+      n_[kept_++] = n;
     }
-    return n_;
+    return n;
   }
 
  private:
+  static constexpr size_t kKept = 8;
   const ModelSpec& m_;
   double b_;
-  double cap_ = std::numeric_limits<double>::quiet_NaN();
-  int64_t n_ = 0;
+  double cap_[kKept] = {};
+  int64_t n_[kKept] = {};
+  size_t kept_ = 0;
 };
 // The distinct stage values n c_s + x_s (1 <= n <= min(cap_s, L)), increasing: every value a
 // pipeline's bottleneck can take. all_stage_values lists them all (S L values, sorted);
