@@ -2,6 +2,7 @@
 #include "csrc/plan/job_helpers.h"
 #include "csrc/plan/evaluator.h"
 #include "csrc/plan/descent.h"
+#include "csrc/plan/reseed.h"
 #include "csrc/plan/assignment.h"
 #include "csrc/plan/cluster_facts.h"
 #include "csrc/plan/split.h"
@@ -764,6 +765,7 @@ struct AnytimePlanner::State {
   };
   std::vector<Candidate> candidates;
   Descent descent;  // the descents' steps and layouts, early and in finish()
+  Reseed reseed;    // the last job's groups grown from other regions in finish()
   std::vector<int64_t> hulk_best;  // the best of Hulk's own candidates as a start
   Score hulk_score;
   std::string hulk_name;
@@ -903,6 +905,8 @@ void AnytimePlanner::descend_best(double share) {
 // The descents on the walks' starts in finish() end by this share of the time left; the walk
 // gets the rest (but the final reserve).
 constexpr double kDescentShareOfRest = 0.5;
+// The reseed before them ends by this share of the time left.
+constexpr double kReseedShareOfRest = 0.25;
 
 Plan AnytimePlanner::finish() {
   State& s = *s_;
@@ -968,6 +972,13 @@ Plan AnytimePlanner::finish() {
     // and a step over a thousand layouts, so an unbounded descent could use the whole budget
     // and leave the walk no moves (1,000 measured machines at 10-30 s: stuck at 1.05-1.12x
     // Search's plan; with the walk, 0.83-0.88x).
+    // First the last job's group grown afresh from other regions (reseed.h), for a share of
+    // the time left: the descent below improves the group it is given, and on measured
+    // networks of 1,000 machines and more the group's basin decides the plan.
+    const double before_reseed = seconds_since(s.t0);
+    const double reseed_until = before_reseed + kReseedShareOfRest * std::max(0.0, s.opts.time_limit_s - before_reseed);
+    s.reseed += reseed_last_job(s.c, s.jobs, s.ev, s.st.best, [&] { return seconds_since(s.t0) >= reseed_until; });
+    s.st.score = s.ev.score(s.st.best);
     const double now = seconds_since(s.t0);
     const double descent_until = now + kDescentShareOfRest * std::max(0.0, s.opts.time_limit_s - now);
     const auto descent_out_of_time = [&] { return seconds_since(s.t0) >= descent_until; };
@@ -1021,6 +1032,9 @@ Plan AnytimePlanner::finish() {
   ref << "; " << descent.steps << " moves of the last job's machines";
   if (descent.resplits > 0) ref << " (" << descent.resplits << " of them re-splits with another job's)";
   ref << ", " << descent.evaluations << " layouts tried";
+  if (s.reseed.seeds > 0)
+    ref << "; the last job regrown from " << s.reseed.seeds << " seed region(s), " << s.reseed.evaluations << " layouts, "
+        << (s.reseed.improved ? "a shorter group taken" : "no shorter group");
   ref << ", " << seconds_since(s.t0) << " s in all) ";
   if (p.makespan_s < before.makespan_s)
     ref << "shortened the makespan from " << hours(before.makespan_s) << " to " << hours(p.makespan_s) << " ("

@@ -1,0 +1,147 @@
+// Hulk's refinement step (csrc/plan/reseed.h): the last job's group grown afresh from seed regions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "csrc/plan/reseed.h"
+#include "tests/cpp/plan_fixtures.h"
+
+namespace {
+
+using namespace plan_fixtures;
+using hulk::plan::detail::Evaluator;
+using hulk::plan::detail::groups_of;
+using hulk::plan::detail::region_index;
+using hulk::plan::detail::reseed_last_job;
+using hulk::plan::detail::Score;
+using hulk::plan::detail::seed_regions;
+
+const auto never = [] { return false; };
+
+// 3-5 regions of 1-4 machines with mixed memory and speed; pairs within a region on a fast LAN,
+// each pair of regions its own random latency and bandwidth.
+Cluster random_regions(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> regions(3, 5), per(1, 4);
+  std::uniform_real_distribution<double> mem(2.0, 12.0), fl(20.0, 200.0), lat(5.0, 150.0), bw(0.1, 5.0);
+  std::vector<Machine> ms;
+  const int R = regions(rng);
+  for (int r = 0; r < R; ++r)
+    for (int k = per(rng); k > 0; --k)
+      ms.push_back({"m" + std::to_string(ms.size()), "R" + std::to_string(r), mem(rng), fl(rng), "", 1});
+  std::vector<std::vector<double>> pair_ms(static_cast<size_t>(R), std::vector<double>(static_cast<size_t>(R))),
+      pair_gbps = pair_ms;
+  for (int r = 0; r < R; ++r)
+    for (int s = r + 1; s < R; ++s) {
+      pair_ms[r][s] = pair_ms[s][r] = lat(rng);
+      pair_gbps[r][s] = pair_gbps[s][r] = bw(rng);
+    }
+  std::vector<Link> links;
+  for (size_t i = 0; i < ms.size(); ++i)
+    for (size_t j = i + 1; j < ms.size(); ++j) {
+      const int r = std::stoi(ms[i].region.substr(1)), s = std::stoi(ms[j].region.substr(1));
+      links.push_back({static_cast<int64_t>(i), static_cast<int64_t>(j), r == s ? 1.0 : pair_ms[r][s], r == s ? 100.0 : pair_gbps[r][s]});
+    }
+  return Cluster(ms, links);
+}
+
+TEST(PlanReseed, RegionIndexNumbersNamesInOrderOfFirstAppearance) {
+  const Cluster c = two_regions({4, 4}, {4});
+  EXPECT_EQ(region_index(c), (std::vector<int64_t>{0, 0, 1}));
+}
+
+// The seeds are the regions of most free compute, most first (ties: lower index), against
+// sorting every region by hand; regions with no free machine are never seeds.
+TEST(PlanReseed, SeedRegionsHaveTheMostFreeCompute) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    const Cluster c = random_regions(rng);
+    const std::vector<int64_t> region = region_index(c);
+    std::vector<uint8_t> free(static_cast<size_t>(c.size()));
+    for (auto& f : free) f = static_cast<uint8_t>(rng() % 3 != 0);
+    const int64_t R = *std::max_element(region.begin(), region.end()) + 1;
+    std::vector<std::pair<double, int64_t>> by_hand;  // (-compute, region)
+    for (int64_t r = 0; r < R; ++r) {
+      double sum = 0;
+      bool any = false;
+      for (int64_t x = 0; x < c.size(); ++x)
+        if (free[static_cast<size_t>(x)] && region[static_cast<size_t>(x)] == r) {
+          sum += c.machine(x).tflops;
+          any = true;
+        }
+      if (any) by_hand.push_back({-sum, r});
+    }
+    std::sort(by_hand.begin(), by_hand.end());
+    for (size_t k : {size_t{1}, size_t{2}, size_t{8}}) {
+      std::vector<int64_t> want;
+      for (size_t i = 0; i < std::min(k, by_hand.size()); ++i) want.push_back(by_hand[i].second);
+      EXPECT_EQ(seed_regions(c, region, free, k), want) << "trial " << trial << " k " << k;
+    }
+  }
+}
+
+// On small random clusters, with every free machine a candidate (pool >= machines) and every
+// region a seed: the other jobs keep their machines, every job stays feasible, the makespan never
+// grows, and where the last job's group changed its time fell and no single free machine taken
+// or given back shortens it further (the descent from its seed ended at a local optimum).
+TEST(PlanReseed, NeverLengthensAndEndsWhereNoSingleFreeMachineHelps) {
+  std::mt19937_64 rng(31);
+  int improved = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Cluster c = random_regions(rng);
+    const std::vector<ModelSpec> jobs = two_small_jobs();
+    Evaluator ev(c, jobs);
+    std::vector<int64_t> a(static_cast<size_t>(c.size()));
+    for (auto& x : a) x = static_cast<int64_t>(rng() % 3) - 1;
+    const Score start = ev.score(a);
+    std::vector<int64_t> b = a;
+    const auto r = reseed_last_job(c, jobs, ev, b, never, 16, 64);
+    if (start.infeasible > 0) {  // left as it is
+      EXPECT_EQ(b, a) << "trial " << trial;
+      continue;
+    }
+    const Score end = ev.score(b);
+    EXPECT_EQ(end.infeasible, 0) << "trial " << trial;
+    EXPECT_LE(end.makespan, start.makespan) << "trial " << trial;
+    const auto last = static_cast<size_t>(start.last);
+    for (size_t x = 0; x < a.size(); ++x)
+      if (a[x] >= 0 && a[x] != start.last) EXPECT_EQ(b[x], a[x]) << "trial " << trial << " machine " << x;
+    if (!r.improved) {
+      EXPECT_EQ(b, a) << "trial " << trial;
+      continue;
+    }
+    ++improved;
+    const auto g = groups_of(b, jobs.size())[last];
+    const double t = ev.job(last, g).time;
+    EXPECT_LT(t, ev.job(last, groups_of(a, jobs.size())[last]).time) << "trial " << trial;
+    for (int64_t x = 0; x < c.size(); ++x) {
+      if (a[static_cast<size_t>(x)] >= 0 && a[static_cast<size_t>(x)] != start.last) continue;  // not free
+      std::vector<int64_t> h = g;
+      const auto it = std::lower_bound(h.begin(), h.end(), x);
+      if (it != h.end() && *it == x)
+        h.erase(it);
+      else
+        h.insert(it, x);
+      if (h.empty()) continue;
+      const auto e = ev.job(last, h);
+      EXPECT_FALSE(e.feasible && e.time < t) << "trial " << trial << " machine " << x;
+    }
+  }
+  EXPECT_GT(improved, 0);  // the case where it moves is exercised
+}
+
+// A job on slow machines of its own region regrows among the fast idle machines of another.
+TEST(PlanReseed, MovesTheLastJobToAFastIdleRegion) {
+  Net net;
+  net.inter_gbps = 0.05;
+  const Cluster c = two_regions({8, 8}, {8, 8}, net, {10, 10, 400, 400});
+  const std::vector<ModelSpec> jobs = {model("big", 8, 1e8, 8, 100)};
+  Evaluator ev(c, jobs);
+  std::vector<int64_t> a{0, 0, -1, -1};
+  const auto r = reseed_last_job(c, jobs, ev, a, never);
+  EXPECT_TRUE(r.improved);
+  EXPECT_EQ(a, (std::vector<int64_t>{-1, -1, 0, 0}));
+}
+
+}  // namespace
