@@ -107,7 +107,10 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // finish() spends the rest refining. Where the job that finishes last holds at least 10% of the
 // machines, Search's own first walk comes first, for half of the time left (from Search's best
 // start, every move uniform, the same seed: it retraces Search's walk as far as it gets; see
-// AnytimePlanner::finish). Then the descent on the machines of the job that finishes last
+// AnytimePlanner::finish). Then the job that finishes last is regrown from its free machines
+// (csrc/plan/reseed.h: a descent on its time from each of the regions of most free compute,
+// for a quarter of the time left; the best group replaces its own when shorter). Then the
+// descent on the machines of the job that finishes last
 // (csrc/plan/descent.h: take, give back or swap one machine; 2-4 at once when none of those
 // helps) from the best start (and from Search's best when that differs), until
 // half of the time left at most (so the walk always runs), then
