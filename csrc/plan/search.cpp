@@ -966,12 +966,6 @@ Plan AnytimePlanner::finish() {
         s.st.score = plain.score;
       }
     }
-    // The descent on the last job (it gets there in a few hundred layouts where the walk's
-    // uniform draws rarely touch that job), from both walks' starts.
-    // At most half of the time left: on a group of ~100 machines a layout costs milliseconds
-    // and a step over a thousand layouts, so an unbounded descent could use the whole budget
-    // and leave the walk no moves (1,000 measured machines at 10-30 s: stuck at 1.05-1.12x
-    // Search's plan; with the walk, 0.83-0.88x).
     // First the last job's group grown afresh from other regions (reseed.h), for a share of
     // the time left: the descent below improves the group it is given, and on measured
     // networks of 1,000 machines and more the group's basin decides the plan.
@@ -979,6 +973,12 @@ Plan AnytimePlanner::finish() {
     const double reseed_until = before_reseed + kReseedShareOfRest * std::max(0.0, s.opts.time_limit_s - before_reseed);
     s.reseed += reseed_last_job(s.c, s.jobs, s.ev, s.st.best, [&] { return seconds_since(s.t0) >= reseed_until; });
     s.st.score = s.ev.score(s.st.best);
+    // The descent on the last job (it gets there in a few hundred layouts where the walk's
+    // uniform draws rarely touch that job), from both walks' starts.
+    // At most half of the time left: on a group of ~100 machines a layout costs milliseconds
+    // and a step over a thousand layouts, so an unbounded descent could use the whole budget
+    // and leave the walk no moves (1,000 measured machines at 10-30 s: stuck at 1.05-1.12x
+    // Search's plan; with the walk, 0.83-0.88x).
     const double now = seconds_since(s.t0);
     const double descent_until = now + kDescentShareOfRest * std::max(0.0, s.opts.time_limit_s - now);
     const auto descent_out_of_time = [&] { return seconds_since(s.t0) >= descent_until; };
