@@ -34,11 +34,9 @@ struct Orders {
 
 Orders orders_of(const Cluster& c) {
   Orders o;
-  o.by_speed.resize(static_cast<size_t>(c.size()));
-  std::iota(o.by_speed.begin(), o.by_speed.end(), 0);
-  o.by_memory = o.by_speed;
-  std::stable_sort(o.by_speed.begin(), o.by_speed.end(),
-                   [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
+  o.by_speed = fastest_first(c);
+  o.by_memory.resize(static_cast<size_t>(c.size()));
+  std::iota(o.by_memory.begin(), o.by_memory.end(), 0);
   std::stable_sort(o.by_memory.begin(), o.by_memory.end(),
                    [&](int64_t a, int64_t b) { return capacity_bytes(c, a) > capacity_bytes(c, b); });
   return o;
@@ -48,31 +46,10 @@ Orders orders_of(const Cluster& c) {
 // time to send its boundary activations, the `pool` fastest and the `pool` with the most memory.
 std::vector<int64_t> outside_candidates(const Cluster& c, const ModelSpec& job, const std::vector<int64_t>& assign,
                                         int64_t last, const std::vector<int64_t>& gl, const Orders& order, size_t pool) {
-  const int64_t N = c.size();
-  const double bytes = job.boundary_bytes(micro_batch(job, 1));
-  std::vector<int64_t> outside;
-  std::vector<double> d(static_cast<size_t>(N), kInf);
-  const std::vector<int64_t> near = closest_per_region(c, gl);  // the same minimum, O(N R) not O(N |gl|)
-  for (int64_t x = 0; x < N; ++x) {
-    if (assign[static_cast<size_t>(x)] == last) continue;
-    for (int64_t y : near) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.send_time(x, y, bytes));
-    outside.push_back(x);
-  }
-  const size_t k = std::min(pool, outside.size());
-  std::partial_sort(outside.begin(), outside.begin() + static_cast<std::ptrdiff_t>(k), outside.end(), [&](int64_t a, int64_t b) {
-    return d[static_cast<size_t>(a)] < d[static_cast<size_t>(b)] || (d[static_cast<size_t>(a)] == d[static_cast<size_t>(b)] && a < b);
-  });
-  std::vector<int64_t> cand(outside.begin(), outside.begin() + static_cast<std::ptrdiff_t>(k));
-  for (const auto* o : {&order.by_speed, &order.by_memory}) {
-    size_t taken = 0;
-    for (int64_t x : *o) {
-      if (taken == pool) break;
-      if (assign[static_cast<size_t>(x)] == last) continue;
-      ++taken;
-      if (std::find(cand.begin(), cand.end(), x) == cand.end()) cand.push_back(x);
-    }
-  }
-  return cand;
+  std::vector<uint8_t> outside(assign.size());
+  for (size_t x = 0; x < assign.size(); ++x) outside[x] = assign[x] != last;
+  return closest_then_ordered(c, gl, outside, job.boundary_bytes(micro_batch(job, 1)), pool,
+                              {&order.by_speed, &order.by_memory});
 }
 
 // The jobs' groups and times under an assignment, as the descent changes them.

@@ -84,4 +84,39 @@ std::vector<int64_t> closest_per_region(const Cluster& c, const std::vector<int6
   return out;
 }
 
+std::vector<int64_t> fastest_first(const Cluster& c) {
+  std::vector<int64_t> order(static_cast<size_t>(c.size()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
+  return order;
+}
+
+std::vector<int64_t> closest_then_ordered(const Cluster& c, const std::vector<int64_t>& g,
+                                          const std::vector<uint8_t>& eligible, double bytes, size_t pool,
+                                          const std::vector<const std::vector<int64_t>*>& orders) {
+  const std::vector<int64_t> near = closest_per_region(c, g);  // the same minimum, O(N R) not O(N |g|)
+  std::vector<std::pair<double, int64_t>> d;  // (send time to the group, machine)
+  for (int64_t x = 0; x < c.size(); ++x) {
+    if (!eligible[static_cast<size_t>(x)]) continue;
+    double best = kInf;
+    for (int64_t y : near) best = std::min(best, c.send_time(x, y, bytes));
+    d.push_back({best, x});
+  }
+  const size_t k = std::min(pool, d.size());
+  std::partial_sort(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(k), d.end());
+  std::vector<int64_t> cand;
+  for (size_t i = 0; i < k; ++i) cand.push_back(d[i].second);
+  for (const std::vector<int64_t>* o : orders) {
+    size_t taken = 0;
+    for (int64_t x : *o) {
+      if (taken == pool) break;
+      if (!eligible[static_cast<size_t>(x)]) continue;
+      ++taken;
+      if (std::find(cand.begin(), cand.end(), x) == cand.end()) cand.push_back(x);
+    }
+  }
+  return cand;
+}
+
 }  // namespace hulk::plan::detail

@@ -35,5 +35,15 @@ JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double sho
 // terms), so within a region of g the one of least access latency (ties: lower id) is as close
 // as any: one machine per region. Elsewhere g itself. The minimum over them is the same number.
 std::vector<int64_t> closest_per_region(const Cluster& c, const std::vector<int64_t>& g);
+// Machine ids, fastest first (stable: equal throughput keeps id order).
+std::vector<int64_t> fastest_first(const Cluster& c);
+// A local search's outside candidates for group `g`: the `pool` machines flagged in `eligible`
+// (one flag per machine; members of g are never eligible) closest to g in the time to send
+// `bytes` (ties: lower id), closest first; then from each of `orders` (machine ids, e.g.
+// fastest_first) its first `pool` eligible machines, those already listed counted but not
+// repeated.
+std::vector<int64_t> closest_then_ordered(const Cluster& c, const std::vector<int64_t>& g,
+                                          const std::vector<uint8_t>& eligible, double bytes, size_t pool,
+                                          const std::vector<const std::vector<int64_t>*>& orders);
 
 }  // namespace hulk::plan::detail

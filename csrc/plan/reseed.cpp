@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <string>
 
 #include "csrc/plan/job_helpers.h"
@@ -34,32 +33,16 @@ std::vector<int64_t> toggled(const std::vector<int64_t>& g, int64_t x) {
   return out;
 }
 
-// The candidates of one step: the group's own machines (when it has two or more), the `pool`
-// free outside machines closest to it in send time of `bytes`, and the `pool` fastest free
-// outside machines (`by_speed`: all machines, fastest first).
-std::vector<int64_t> step_candidates(const Cluster& c, const std::vector<int64_t>& g, const std::vector<uint8_t>& free,
+// The candidates of one step: the group's own machines (when it has two or more), then the
+// `pool` free outside machines closest to it in send time of `bytes` and the `pool` fastest
+// free outside machines (`by_speed`: fastest_first).
+std::vector<int64_t> step_candidates(const Cluster& c, const std::vector<int64_t>& g, std::vector<uint8_t> free,
                                      const std::vector<int64_t>& by_speed, double bytes, size_t pool) {
   std::vector<int64_t> cand;
   if (g.size() > 1) cand = g;
-  const auto inside = [&](int64_t x) { return std::binary_search(g.begin(), g.end(), x); };
-  const std::vector<int64_t> near = closest_per_region(c, g);
-  std::vector<std::pair<double, int64_t>> d;  // (send time to the group, machine)
-  for (int64_t x = 0; x < c.size(); ++x) {
-    if (!free[static_cast<size_t>(x)] || inside(x)) continue;
-    double best = kInf;
-    for (int64_t y : near) best = std::min(best, c.send_time(x, y, bytes));
-    d.push_back({best, x});
-  }
-  const size_t k = std::min(pool, d.size());
-  std::partial_sort(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(k), d.end());
-  for (size_t i = 0; i < k; ++i) cand.push_back(d[i].second);
-  size_t taken = 0;
-  for (int64_t x : by_speed) {
-    if (taken == pool) break;
-    if (!free[static_cast<size_t>(x)] || inside(x)) continue;
-    ++taken;
-    if (std::find(cand.begin(), cand.end(), x) == cand.end()) cand.push_back(x);
-  }
+  for (int64_t x : g) free[static_cast<size_t>(x)] = 0;  // outside machines only
+  const std::vector<int64_t> out = closest_then_ordered(c, g, free, bytes, pool, {&by_speed});
+  cand.insert(cand.end(), out.begin(), out.end());
   return cand;
 }
 
@@ -124,10 +107,7 @@ Reseed reseed_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Eva
     free[static_cast<size_t>(x)] = a < 0 || a == static_cast<int64_t>(last);
   }
   const std::vector<int64_t> region = region_index(c);
-  std::vector<int64_t> by_speed(static_cast<size_t>(c.size()));
-  std::iota(by_speed.begin(), by_speed.end(), 0);
-  std::stable_sort(by_speed.begin(), by_speed.end(),
-                   [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
+  const std::vector<int64_t> by_speed = fastest_first(c);
   const double bytes = jobs[last].boundary_bytes(micro_batch(jobs[last], 1));
   std::vector<int64_t> best_group;
   double best_time = t_last;

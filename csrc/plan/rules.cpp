@@ -19,15 +19,6 @@ using namespace detail;
 
 namespace {
 
-// Machine ids, fastest first (stable: equal throughput keeps id order).
-std::vector<int64_t> fastest_first(const Cluster& c) {
-  std::vector<int64_t> order(static_cast<size_t>(c.size()));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return c.machine(a).tflops > c.machine(b).tflops; });
-  return order;
-}
-
 // The shortest fastest-first prefix of some machines whose memory reaches a job's need.
 struct Cover {
   double memory = 0, tflops = 0;

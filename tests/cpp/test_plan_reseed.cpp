@@ -105,8 +105,11 @@ TEST(PlanReseed, NeverLengthensAndEndsWhereNoSingleFreeMachineHelps) {
     EXPECT_EQ(end.infeasible, 0) << "trial " << trial;
     EXPECT_LE(end.makespan, start.makespan) << "trial " << trial;
     const auto last = static_cast<size_t>(start.last);
-    for (size_t x = 0; x < a.size(); ++x)
-      if (a[x] >= 0 && a[x] != start.last) EXPECT_EQ(b[x], a[x]) << "trial " << trial << " machine " << x;
+    for (size_t x = 0; x < a.size(); ++x) {
+      if (a[x] >= 0 && a[x] != start.last) {
+        EXPECT_EQ(b[x], a[x]) << "trial " << trial << " machine " << x;
+      }
+    }
     if (!r.improved) {
       EXPECT_EQ(b, a) << "trial " << trial;
       continue;
