@@ -134,7 +134,6 @@ Reseed reseed_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Eva
       if (pick < 0) break;
       g = toggled(g, pick);
       cur = step;
-      ++r.steps;
     }
     if (cur.feasible && cur.value < best_time) {
       best_time = cur.value;

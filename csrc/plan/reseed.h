@@ -11,12 +11,10 @@ namespace hulk::plan::detail {
 
 struct Reseed {
   int64_t seeds = 0;        // seed regions grown
-  int64_t steps = 0;        // machines taken or given back over all seeds
   int64_t evaluations = 0;  // groups laid out (cache hits included)
   bool improved = false;    // the assignment changed
   Reseed& operator+=(const Reseed& o) {
     seeds += o.seeds;
-    steps += o.steps;
     evaluations += o.evaluations;
     improved = improved || o.improved;
     return *this;
