@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,3 +37,20 @@ def test_import_from_the_checkout_root_after_the_readme_install():
                           capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=""))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().startswith(os.path.join(root, "hulk", "_core"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the ELF dynamic section (Linux)")
+def test_the_extension_links_the_shared_cxx_runtime():
+    """A module holding its own static copy of libstdc++ crashes in a Python process that also
+    loads the shared one, the first time it formats a number into a stream (seen on a lent
+    H200's CUDA image, which has libstdc++.a but no libstdc++.so link, 2026-11-26).
+    CMakeLists.txt links libstdc++.so.6 by name on such a toolchain."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not on this machine")
+    out = subprocess.run([readelf, "-d", "-W", hulk._core.__file__], capture_output=True, text=True, check=True,
+                         timeout=60).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+    assert needed, out
+    assert any(n.startswith(("libstdc++.so", "libc++.so")) for n in needed), \
+        f"{hulk._core.__file__} needs {needed}: no shared C++ runtime, so it carries a static one"
