@@ -252,13 +252,20 @@ case "$stage" in
       step pytest pytest.log "${py_env[@]}" bash -c "cd /tmp && python3 -m pytest '$root/tests/python' -q -p no:cacheprovider -m cuda"
     ;;
   sanitize)
-    filter="${SANITIZE_FILTER:-CudaOps.*:CudaModel.MovesBetweenDevicesAndSavesAcrossThem:Simt*}"
+    # Simt.CheckMacroReportsFileLineExpressionAndError makes a CUDA call fail on purpose (an
+    # invalid device ordinal), which memcheck reports as an API error: it is left out of the
+    # sanitised set. racecheck leaves out cuSPARSE's own kernels: on the first H200 run
+    # (2026-11-26) its only hazards were shared-memory writes inside cusparse::csrmv_v3_kernel
+    # (the library's SpMM with one column), with memcheck clean on the same inputs.
+    filter="${SANITIZE_FILTER:-CudaOps.*:CudaModel.MovesBetweenDevicesAndSavesAcrossThem:Simt*-Simt.CheckMacroReportsFileLineExpressionAndError}"
     if step build build.log build hulk_cuda_tests; then
       for tool in memcheck racecheck synccheck; do
         if [ "$dry" = 1 ]; then  # no compute-sanitizer without a GPU: the same tests and filter, plainly
           step "$tool" "$tool.log" "$build_dir/tests/cpp/hulk_cuda_tests" --gtest_filter="$filter"
         else
-          step "$tool" "$tool.log" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+          extra=()
+          [ "$tool" = racecheck ] && extra=(--kernel-name-exclude kns=cusparse)
+          step "$tool" "$tool.log" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 1 \
             "$build_dir/tests/cpp/hulk_cuda_tests" --gtest_filter="$filter"
         fi
       done
