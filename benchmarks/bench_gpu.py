@@ -251,7 +251,7 @@ def main(argv=None) -> int:
     rows_path = Path(args.rows) if args.rows else (None if args.quick else default_rows_path())
     cmd = "python benchmarks/bench_gpu.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     meta = dict(gpu=gpu_name, copy_bw=copy_bw, cmd=cmd, date=_dt.date.today().isoformat(),
-                args=dict(repeats=args.repeats, warmup=args.warmup))
+                args=dict(repeats=args.repeats, warmup=args.warmup), blas=dict(_core.engine.blas_info()))
     if rows_path:
         print(f"rows are appended to {rows_path} as they finish", flush=True)
 
@@ -455,6 +455,14 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "n/a"
 
 
+def cpu_baseline_fair(row) -> bool:
+    """Whether the row's CPU epoch ran as hulk means it to: the BLAS on one thread inside hulk's
+    OpenMP threads (csrc/ops/cpu/blas.h). Rows without the BLAS recorded (the first H200 run,
+    2026-11-26, whose BLAS ran 16 threads inside each of hulk's 16) do not count."""
+    blas = row.get("meta", {}).get("blas") or {}
+    return blas.get("vendor") == "openblas" and blas.get("threads") == 1
+
+
 def report(rows, gpu_name, copy_bw, args, cmd) -> list[str]:
     cmds = sorted({r["meta"]["cmd"] for r in rows if "meta" in r}) or [cmd]
     cmd = "`, `".join(cmds)
@@ -469,8 +477,8 @@ def report(rows, gpu_name, copy_bw, args, cmd) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         mb = lambda b: f"{b / 2**20:.0f}" if b else "n/a"  # noqa: E731
-        epoch = (f"{1e3 * r['epoch_cuda']:.2f} | {ratio(r.get('epoch_cpu'), r['epoch_cuda'])}"
-                 if "epoch_cuda" in r else "n/a | n/a")
+        cpu = r.get("epoch_cpu") if cpu_baseline_fair(r) else None
+        epoch = (f"{1e3 * r['epoch_cuda']:.2f} | {ratio(cpu, r['epoch_cuda'])}" if "epoch_cuda" in r else "n/a | n/a")
         ms = lambda k: f"{1e3 * r[k]:.3f}" if r.get(k) else "n/a"  # noqa: E731
         pct = lambda k: f"{100 * r[k]:.0f}%" if r.get(k) else "n/a"  # noqa: E731
         lines.append(
@@ -485,6 +493,13 @@ def report(rows, gpu_name, copy_bw, args, cmd) -> list[str]:
               "times, and the measured time beside them.", ""]
     lines += model_table([(r["kind"], r["n"], r["nnz"], r["f"]) for r in rows], copy_bw,
                          {(r["kind"], r["n"], r["f"]): r for r in rows})
+    unfair = [r for r in rows if "epoch_cpu" in r and not cpu_baseline_fair(r)]
+    if unfair:
+        lines += ["", "GPU vs CPU epoch: not given for " + ", ".join(f"N={r['n']:.0e} F={r['f']}" for r in unfair)
+                  + ": the CPU epoch of that run did not run the BLAS on one thread inside hulk's OpenMP "
+                  "threads (BLAS " + str(unfair[0].get("meta", {}).get("blas", "not recorded")) + "), so it "
+                  "measured thread oversubscription, not the CPU backend (CPU epochs "
+                  + ", ".join(f"{r['epoch_cpu']:.2f}" for r in unfair) + " s)."]
     skipped = [f"{r['kind']} N={r['n']:.0e} F={r['f']}: {s}" for r in rows for s in r.get("skipped", [])]
     if skipped:
         lines += ["", "Baselines not measured (estimated peak memory over the device's free memory, or out of "

@@ -3,10 +3,12 @@ weight-file editing, and child processes that import the hulk under test."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,22 @@ import pytest
 import hulk
 from hulk import cli
 from weightfile import parse_model_file, write_model_file
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load_benchmark(name: str):
+    """benchmarks/NAME.py as a module (the scripts are not a package; their folder is on the path
+    while it loads, for the helpers they import)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
 
 
 def fitted_model(seed=0):

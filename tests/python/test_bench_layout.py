@@ -3,20 +3,17 @@ groups (the same build against itself gives the same layouts) and names a bad --
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from helpers import load_benchmark
 
 _ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_layout", _ROOT / "benchmarks" / "bench_layout.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_layout")
 
 
 def test_measure_is_deterministic_in_its_layouts(bench):

@@ -4,20 +4,14 @@ the ratios and the by-job-set table are what the rows say, computed by hand here
 from __future__ import annotations
 
 import argparse
-import importlib.util
-from pathlib import Path
 
 import pytest
-
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_plan_anytime.py"
+from helpers import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_plan_anytime", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_plan_anytime")
 
 
 def _row(job_set, instance, planner, budget, makespan, mode="measured", n=47):

@@ -1,23 +1,9 @@
 """benchmarks/gpu_model.py, the model of the GPU benchmark's expected figures, against byte
 counts written out by hand for random sizes, and bench_gpu.py --model-only."""
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def load(name):
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+from helpers import load_benchmark as load
 
 
 def test_bytes_match_a_count_by_hand():
