@@ -9,6 +9,10 @@
 #   bash benchmarks/gpu_check.sh deps             HERE, once before the device calls: fills .gpu-deps/
 #                                                 (GoogleTest's source) and counts the bytes that travel
 #   bash benchmarks/gpu_check.sh STAGE            on the GPU machine (the `run` tool's command)
+#   bash benchmarks/gpu_check.sh all              every stage in one device command, under one budget
+#                                                 (STAGE_BUDGET_ALL, default 560 s); everything it writes
+#                                                 comes back packed in $OUT/gpu_check.tgz (the tool returns
+#                                                 at most 8 files), with $OUT/summary.txt beside it
 #   bash benchmarks/gpu_check.sh STAGE --dry-run  here, without a GPU: the stage's logic on the SIMT
 #                                                 simulator with tiny sizes (also HULK_GPU_CHECK_DRY=1)
 #   bash benchmarks/gpu_check.sh report DIR...    here: RESULTS.md's bench_gpu section from the rows
@@ -26,12 +30,13 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 1
 
-# name|expected seconds on an H100 (from a bare machine: the build included)|what it runs|what it writes
+# name|expected seconds on a lent H100/H200 (a bare machine, the build included; measured on an H200
+# on 2026-11-26 except bench3, which had time for its first row only)|what it runs|what it writes
 STAGES=(
-  "build|240|configure + build for sm_90 (C++ core, CUDA backend, C++ tests, extension); ctest -L cuda; pytest -m cuda|summary.txt deps.log build.log ctest.log pytest.log"
-  "sanitize|300|build the CUDA tests; compute-sanitizer memcheck, racecheck, synccheck over the kernel parity tests|summary.txt deps.log build.log memcheck.log racecheck.log synccheck.log"
-  "bench1|300|build the extension; bench_gpu.py uniform graphs 1e4, 1e5, 1e6 (F 64, 256, with epochs); learned-planner inference on 100,000 machines|summary.txt deps.log build.log bench.log bench_rows.jsonl RESULTS.md learned.log"
-  "bench2|210|build the extension; bench_gpu.py power-law graphs 1e4, 1e5, 1e6 (F 64, 256)|summary.txt deps.log build.log bench.log bench_rows.jsonl RESULTS.md"
+  "build|60|configure + build for sm_90 (C++ core, CUDA backend, C++ tests, extension); ctest -L cuda; pytest -m cuda|summary.txt deps.log build.log ctest.log pytest.log"
+  "sanitize|60|build the CUDA tests; compute-sanitizer memcheck, racecheck, synccheck over the kernel parity tests|summary.txt deps.log build.log memcheck.log racecheck.log synccheck.log"
+  "bench1|140|build the extension; bench_gpu.py uniform graphs 1e4, 1e5, 1e6 (F 64, 256, with epochs); learned-planner inference on 100,000 machines|summary.txt deps.log build.log bench.log bench_rows.jsonl RESULTS.md learned.log"
+  "bench2|80|build the extension; bench_gpu.py power-law graphs 1e4, 1e5, 1e6 (F 64, 256)|summary.txt deps.log build.log bench.log bench_rows.jsonl RESULTS.md"
   "bench3|300|build the extension; bench_gpu.py 4e6 nodes, uniform and power-law (F 64, 256; baselines that would not fit are skipped)|summary.txt deps.log build.log bench.log bench_rows.jsonl RESULTS.md"
 )
 
@@ -46,7 +51,7 @@ stage_field() {  # stage_field NAME INDEX
 
 list_stages() {
   local s total=0
-  printf '%-9s %-9s %s\n' stage "H100 (s)" "what it runs -> what it writes to \$OUT"
+  printf '%-9s %-9s %s\n' stage "GPU (s)" "what it runs -> what it writes to \$OUT"
   for s in "${STAGES[@]}"; do
     IFS='|' read -r -a f <<<"$s"
     printf '%-9s %-9s %s -> %s\n' "${f[0]}" "~${f[1]}" "${f[2]}" "${f[3]}"
@@ -92,7 +97,43 @@ case "${1:-}" in
     [ ${#files[@]} -gt 0 ] || { echo "no bench_rows.jsonl under: $*" >&2; exit 1; }
     joined=$(IFS=,; echo "${files[*]}")
     exec python3 benchmarks/bench_gpu.py --from-rows "$joined" --out benchmarks/RESULTS.md ;;
-  ""|-h|--help) sed -n '2,28p' "$0"; echo; list_stages; exit 0 ;;
+  ""|-h|--help) sed -n '2,32p' "$0"; echo; list_stages; exit 0 ;;
+  all)
+    # Every stage, one after the other, in one device command: a machine start costs about a
+    # minute and a session has 15 minutes of device time. Each stage gets the time left, at most
+    # twice its expected time, so a slow stage cannot starve the ones after it.
+    shift
+    final="${OUT:-$root/build/gpu-check}"
+    work=$(mktemp -d /tmp/gpu_check_all.XXXXXX)
+    mkdir -p "$final"
+    pack() { tar czf "$work.tgz" -C "$work" . 2>/dev/null && mv "$work.tgz" "$final/gpu_check.tgz"; }
+    (while sleep 20; do pack; done) &
+    packer=$!
+    total="${STAGE_BUDGET_ALL:-560}"
+    rc=0
+    for s in "${STAGES[@]}"; do
+      name="${s%%|*}"
+      left=$((total - SECONDS))
+      cap=$((2 * $(stage_field "$name" 1)))
+      [ "$left" -gt "$cap" ] && left=$cap
+      if [ "$left" -le 30 ]; then
+        echo "stage $name: NOT RUN (the budget of all is spent)" | tee -a "$work/summary.txt"
+        rc=1
+        continue
+      fi
+      # (a dry run adds the stage's name to $OUT itself)
+      stage_out="$work/$name"
+      [ "${HULK_GPU_CHECK_DRY:-0}" = 1 ] || [ "${1:-}" = "--dry-run" ] && stage_out="$work"
+      OUT="$stage_out" STAGE_BUDGET="$left" bash "$0" "$name" "$@" >"$work/$name.out" 2>&1 || rc=1
+      sed -n '/: \(PASS\|FAIL\|NOT RUN\)/p' "$work/$name/summary.txt" |
+        sed "s/^/$name: /" | tee -a "$work/summary.txt"
+    done
+    kill "$packer" 2>/dev/null
+    wait "$packer" 2>/dev/null
+    pack
+    cp "$work/summary.txt" "$final/summary.txt"
+    echo "all stages: $([ $rc -eq 0 ] && echo PASS || echo FAIL) in ${SECONDS} s; logs and rows in $final/gpu_check.tgz"
+    exit $rc ;;
 esac
 stage="$1"
 shift
@@ -119,7 +160,7 @@ summary="$out/summary.txt"
 status=0
 {
   echo "stage $stage$([ "$dry" = 1 ] && echo ' (dry run: SIMT simulator, tiny sizes)') on $(hostname), $(date -u +%FT%TZ)"
-  echo "expected on an H100: ~$(stage_field "$stage" 1) s; budget ${budget} s"
+  echo "expected on a lent H100/H200: ~$(stage_field "$stage" 1) s; budget ${budget} s"
   if [ "$dry" = 1 ]; then echo "device: none (SIMT)"; else
     echo "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)"; fi
 } >"$summary"
