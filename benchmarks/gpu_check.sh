@@ -290,7 +290,8 @@ case "$stage" in
     step build build.log build &&
       step ctest ctest.log ctest --test-dir "$build_dir" -L cuda --output-on-failure -j "$( [ "$dry" = 1 ] && echo "$jobs" || echo 1)"
     [ -d "$build_dir-py/hulk" ] &&
-      step pytest pytest.log "${py_env[@]}" bash -c "cd /tmp && python3 -m pytest '$root/tests/python' -q -p no:cacheprovider -m cuda"
+      step pytest pytest.log "${py_env[@]}" bash -c "cd /tmp && python3 -m pytest '$root/tests/python' -q -p no:cacheprovider -m cuda \
+        && python3 -m pytest '$root/tests/python/test_package.py' -q -p no:cacheprovider -k shared_cxx_runtime"
     ;;
   sanitize)
     # Simt.CheckMacroReportsFileLineExpressionAndError makes a CUDA call fail on purpose (an
