@@ -103,7 +103,8 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are
 // disjoint, grown further as Search grows its starts (closest idle machines, any region), and
 // Search's greedy start by send time (add_send_time_start). A step after the first runs only
-// while the time left in that share exceeds the longest step so far (time_for_another_step).
+// while the time left in that share exceeds the longest step so far, or the step's own expected
+// time when the caller knows it and it is longer (time_for_another_step).
 // finish() spends the rest refining. Where the job that finishes last holds at least 10% of the
 // machines, Search's own first walk comes first, for half of the time left (from Search's best
 // start, every move uniform, the same seed: it retraces Search's walk as far as it gets; see
@@ -128,7 +129,10 @@ class AnytimePlanner {
   AnytimePlanner(const AnytimePlanner&) = delete;
   AnytimePlanner& operator=(const AnytimePlanner&) = delete;
   double elapsed_s() const;
-  bool time_for_another_step() const;
+  // Whether a further source fits in the sources' share of the budget: true before any step,
+  // then while elapsed + max(longest step so far, expected_s) is within the share. expected_s:
+  // the caller's estimate of this step's time (0: none), for a step unlike the ones before it.
+  bool time_for_another_step(double expected_s = 0) const;
   // Search's starts number [from, to) of its eight, in plan_search's order.
   void add_search_starts(size_t from, size_t to);
   static constexpr size_t kSearchStarts = 8;

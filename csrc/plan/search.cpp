@@ -808,8 +808,8 @@ AnytimePlanner::~AnytimePlanner() = default;
 
 double AnytimePlanner::elapsed_s() const { return seconds_since(s_->t0); }
 
-bool AnytimePlanner::time_for_another_step() const {
-  return !s_->started || seconds_since(s_->t0) + s_->longest < s_->sources_limit_s();
+bool AnytimePlanner::time_for_another_step(double expected_s) const {
+  return !s_->started || seconds_since(s_->t0) + std::max(s_->longest, expected_s) < s_->sources_limit_s();
 }
 
 void AnytimePlanner::record_step(double seconds) {

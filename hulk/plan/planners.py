@@ -238,7 +238,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
     one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
     as starts. The sources share the first 60% of the budget, each running only while the time
-    left in that share exceeds the longest step so far; but where the job that finishes last in
+    left in that share exceeds the longest step so far (and, for the GNN's proposal, its expected
+    time: ``_StepCost``); but where the job that finishes last in
     the best start so far holds at least 10% of the machines, Search's starts run as in Search
     (while the time left in the whole budget exceeds the longest start). The rest of the budget refines
     the best start (``moves`` > 0 caps the walks): where the job that finishes last holds at
@@ -254,12 +255,16 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))
 
     def add(source, make):
-        if not planner.time_for_another_step():
+        gnn = source == _GNN_SOURCE
+        if not planner.time_for_another_step(_GNN_COST.expected_s(len(spec)) if gnn else 0.0):
             planner.skip(source)
             return
         t = time.perf_counter()
         c = make()
-        planner.record_step(time.perf_counter() - t)
+        seconds = time.perf_counter() - t
+        planner.record_step(seconds)
+        if gnn:
+            _GNN_COST.record(len(spec), seconds)
         if c is not None:
             planner.add_classification(source, list(c), int(grow_rounds))
 
@@ -320,7 +325,34 @@ def _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes) -> l
         proposals = (learned.default_planner() if model is None else model).proposals(spec, job_specs)
         return proposals[1] if len(proposals) > 1 else None  # the first is the rule's groups
 
-    return [rule, ("the GNN's proposal", gnn), heuristic]
+    return [rule, (_GNN_SOURCE, gnn), heuristic]
+
+
+class _StepCost:
+    """The expected time of a step whose cost grows with the cluster (the GNN's proposal: the
+    cluster's encoding, then the forward pass), so that the skip rule can leave it out before
+    it runs rather than measure it: the longest step before it says little, being of another
+    kind. Seconds per machine, from this process's earlier runs on clusters of at least
+    ``MIN_MACHINES`` (on smaller ones the fixed costs dominate), each run weighing half; the
+    first guess is what the GNN's proposal took on a 2-core VM (1.3-1.9e-5 s per machine at
+    5,000-20,000 machines, 2026-11-26: 0.27-0.39 s at 20,000, so that at a 0.3 s budget it used
+    the whole budget and left Search's starts and the refinement no time)."""
+
+    MIN_MACHINES = 1_000
+
+    def __init__(self, seconds_per_machine: float):
+        self.seconds_per_machine = seconds_per_machine
+
+    def expected_s(self, machines: int) -> float:
+        return self.seconds_per_machine * machines
+
+    def record(self, machines: int, seconds: float) -> None:
+        if machines >= self.MIN_MACHINES:
+            self.seconds_per_machine = 0.5 * self.seconds_per_machine + 0.5 * seconds / machines
+
+
+_GNN_SOURCE = "the GNN's proposal"
+_GNN_COST = _StepCost(1.5e-5)
 
 
 def _check_plan_arguments(planner, time_limit_s, **counts) -> None:

@@ -224,3 +224,39 @@ def test_cli_hulk_time_limit_and_move_cap(capsys):
     again = json.loads(capsys.readouterr().out)["plans"][0]
     assert first["makespan_s"] == again["makespan_s"] and first["feasible"]
     assert "20 local-search moves" in first["notes"][1]
+
+
+def test_a_step_of_known_cost_runs_only_if_it_fits_in_the_sources_share():
+    """time_for_another_step(expected_s): the sources share the first 60% of the budget; a step
+    whose expected time would end past that is left out, however short the steps before it."""
+    c = measured_like(3)
+    planner = _core.plan.AnytimePlanner(c.to_core(), [models.get(j).to_core() for j in PAPER4], GENEROUS_S, 0, MOVES)
+    assert planner.time_for_another_step(1e9)  # before any step: one always runs, so a plan exists
+    planner.add_search_starts(0, 1)
+    share = 0.6 * GENEROUS_S
+    assert planner.time_for_another_step() and planner.time_for_another_step(share - 30.0)
+    assert not planner.time_for_another_step(share)
+
+
+def test_the_gnns_proposal_is_left_out_when_its_expected_time_cannot_fit(monkeypatch):
+    """The GNN's proposal costs time in proportion to the cluster (0.27-0.39 s at 20,000
+    machines on a 2-core VM); the skip rule asks its expected time before running it."""
+    c = measured_like(4)
+    expected = planners._GNN_COST.expected_s(len(c))
+    assert 0 < expected < 0.01  # the first guess, 1.5e-5 s per machine
+    ran = planners.plan(c, PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
+    assert "the GNN's proposal" in ran.notes[0] and not any("no time left" in n for n in ran.notes)
+    monkeypatch.setattr(planners._GNN_COST, "seconds_per_machine", 1e3)  # 80,000 s for these 80 machines
+    skipped = planners.plan(c, PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
+    assert "the GNN's proposal" not in skipped.notes[0]
+    assert any(n.startswith("hulk: no time left for 1 candidate source(s): the GNN's proposal") for n in skipped.notes)
+
+
+def test_the_gnns_expected_time_learns_from_large_clusters_only():
+    cost = planners._StepCost(2e-5)
+    assert cost.expected_s(10_000) == pytest.approx(0.2)
+    cost.record(200, 1.0)  # fixed costs dominate on small clusters: not learned from
+    assert cost.seconds_per_machine == pytest.approx(2e-5)
+    cost.record(10_000, 0.4)  # 4e-5 s per machine, weighing half
+    assert cost.seconds_per_machine == pytest.approx(3e-5)
+    assert cost.expected_s(20_000) == pytest.approx(0.6)
