@@ -93,7 +93,12 @@ case "${1:-}" in
   report)
     shift
     files=()
-    for d in "$@"; do [ -f "$d/bench_rows.jsonl" ] && files+=("$d/bench_rows.jsonl"); done
+    for d in "$@"; do
+      # every argument is a stage's folder: anything else (an option, a file) is refused, since
+      # the section is always written into benchmarks/RESULTS.md
+      [ -d "$d" ] || { echo "report takes the bench stages' folders; '$d' is not a folder" >&2; exit 2; }
+      [ -f "$d/bench_rows.jsonl" ] && files+=("$d/bench_rows.jsonl")
+    done
     [ ${#files[@]} -gt 0 ] || { echo "no bench_rows.jsonl under: $*" >&2; exit 1; }
     joined=$(IFS=,; echo "${files[*]}")
     exec python3 benchmarks/bench_gpu.py --from-rows "$joined" --out benchmarks/RESULTS.md ;;
