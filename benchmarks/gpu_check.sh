@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The GPU check, in stages: one stage per device command (a lent machine runs one command for at
-# most 600 s; 30 minutes of device time in all per session). Each stage builds what it needs (a
+# The GPU check, in stages, run one by one or all in one device command (a lent machine runs one
+# command for at most 600 s; 15 minutes of device time in all per session, its starts included). Each stage builds what it needs (a
 # lent machine starts bare), runs its steps under a deadline well inside 600 s, and writes to $OUT
 # as it goes: summary.txt gets a line when each step starts and when it ends, logs are streamed,
 # benchmark rows are appended one by one. A stage that is killed keeps what it measured.
 #
-#   bash benchmarks/gpu_check.sh list             the stages, their expected H100 times, what they write
+#   bash benchmarks/gpu_check.sh list             the stages, their expected times on a lent GPU, what they write
 #   bash benchmarks/gpu_check.sh deps             HERE, once before the device calls: fills .gpu-deps/
 #                                                 (GoogleTest's source) and counts the bytes that travel
 #   bash benchmarks/gpu_check.sh STAGE            on the GPU machine (the `run` tool's command)
@@ -25,13 +25,15 @@
 #     (a cblas.h and a small libopenblas.so built there) forwards cblas_sgemm to the OpenBLAS that
 #     the image's scipy or numpy wheel bundles (libscipy_openblas*.so, with its libgfortran).
 # Options (environment): JOBS (build parallelism, default nproc), STAGE_BUDGET (seconds a stage
-# may run before it stops its last step, default 540), BENCH_ARGS (added to bench_gpu.py).
+# may run before it stops its last step, default 540), STAGE_BUDGET_ALL (the same for `all`, default
+# 560), BENCH_ARGS (added to bench_gpu.py).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 1
 
-# name|expected seconds on a lent H100/H200 (a bare machine, the build included; measured on an H200
-# on 2026-11-26 except bench3, which had time for its first row only)|what it runs|what it writes
+# name|expected seconds on a lent H100/H200 from a bare machine, the build included (H200, 2026-11-26:
+# build 58 s measured so; sanitize 28, bench1 109 and bench2 50 s measured after it, plus about 25 s
+# for their own build; bench3 had time for its first row only)|what it runs|what it writes
 STAGES=(
   "build|60|configure + build for sm_90 (C++ core, CUDA backend, C++ tests, extension); ctest -L cuda; pytest -m cuda|summary.txt deps.log build.log ctest.log pytest.log"
   "sanitize|60|build the CUDA tests; compute-sanitizer memcheck, racecheck, synccheck over the kernel parity tests|summary.txt deps.log build.log memcheck.log racecheck.log synccheck.log"
@@ -102,7 +104,7 @@ case "${1:-}" in
     [ ${#files[@]} -gt 0 ] || { echo "no bench_rows.jsonl under: $*" >&2; exit 1; }
     joined=$(IFS=,; echo "${files[*]}")
     exec python3 benchmarks/bench_gpu.py --from-rows "$joined" --out benchmarks/RESULTS.md ;;
-  ""|-h|--help) sed -n '2,32p' "$0"; echo; list_stages; exit 0 ;;
+  ""|-h|--help) sed -n '2,29p' "$0"; echo; list_stages; exit 0 ;;
   all)
     # Every stage, one after the other, in one device command: a machine start costs about a
     # minute and a session has 15 minutes of device time. Each stage gets the time left, at most
