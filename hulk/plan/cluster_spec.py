@@ -174,9 +174,18 @@ def _gpu_doc():
     return json.loads(raw)
 
 
+def _copy(entry: dict) -> dict:
+    return json.loads(json.dumps(entry))
+
+
+@lru_cache(maxsize=1)
+def _gpu_entries() -> dict:
+    return {g["name"]: g for g in _gpu_doc()["gpus"]}
+
+
 def gpu_table() -> dict:
     """The GPU table of ``hulk/data/gpus.json`` as ``{name: entry}`` (a fresh copy)."""
-    return {g["name"]: json.loads(json.dumps(g)) for g in _gpu_doc()["gpus"]}
+    return {name: _copy(g) for name, g in _gpu_entries().items()}
 
 
 def _norm(name: str) -> str:
@@ -200,10 +209,10 @@ def is_cpu_device(name) -> bool:
     return isinstance(name, str) and _norm(name) == CPU_DEVICE
 
 
-def gpu_info(name: str) -> dict:
-    """The table entry of a GPU, by its name or an alias (case-insensitive, '-' = ' ').
+def gpu_name(name: str) -> str:
+    """The table's name of a GPU given by its name or an alias (case-insensitive, '-' = ' ').
 
-    Raises ``ValueError`` naming the GPU and listing the known names.
+    Raises ``InputError`` naming the GPU and listing the known names.
     """
     if not isinstance(name, str):
         raise InputError(f"gpu must be a string, got {name!r}")
@@ -211,7 +220,16 @@ def gpu_info(name: str) -> dict:
     if canonical is None:
         known = ", ".join(repr(g["name"]) for g in _gpu_doc()["gpus"])
         raise InputError(f"unknown gpu {name!r}; known GPUs: {known} (aliases: see hulk/data/gpus.json)")
-    return gpu_table()[canonical]
+    return canonical
+
+
+def gpu_info(name: str) -> dict:
+    """The table entry of a GPU (a fresh copy), by its name or an alias (case-insensitive,
+    '-' = ' '). Raises ``InputError`` naming the GPU and listing the known names.
+    """
+    # One entry is copied, not the table: planning looks up every machine's GPU, and copying
+    # the whole table each time took 0.8 s at 5,000 machines, eight times a 0.1 s plan.
+    return _copy(_gpu_entries()[gpu_name(name)])
 
 
 # --------------------------------------------------------------------------------------------

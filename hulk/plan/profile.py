@@ -284,11 +284,11 @@ COMPUTE_MODELS = ("flop", "flop-curve")
 
 def _gpu_name(name: str) -> str:
     """The canonical name of a GPU type of hulk/data/gpus.json, else the name as given."""
-    from .cluster_spec import CPU_DEVICE, gpu_info, is_cpu_device  # (imports networkx; only needed here)
+    from .cluster_spec import CPU_DEVICE, gpu_name, is_cpu_device  # (imports networkx; only needed here)
     if is_cpu_device(name):
         return CPU_DEVICE  # a CPU machine (cluster_spec rule e)
     try:
-        return gpu_info(name)["name"]
+        return gpu_name(name)
     except InputError:
         return name
 
@@ -306,7 +306,8 @@ def attach(cluster, job_specs, profiles, compute_model: str = "flop") -> tuple:
     if compute_model not in COMPUTE_MODELS:
         raise InputError(f"compute_model must be one of {COMPUTE_MODELS}, got {compute_model!r}")
     gpu, _ = cluster.gpu_types()
-    gpu = [_gpu_name(g) if g else "" for g in gpu]
+    canonical = {g: _gpu_name(g) for g in set(gpu) if g}  # once per GPU type, not per machine
+    gpu = [canonical[g] if g else "" for g in gpu]
     types = sorted(set(g for g in gpu if g))
     by_job = {j.name: [] for j in job_specs}
     for p in profiles:

@@ -68,6 +68,20 @@ def test_gpu_info_aliases_and_unknown():
     assert cs.gpu_info("a100 80gb")["name"] == "A100 80GB (SXM4)"
     with pytest.raises(ValueError, match=r"unknown gpu 'RTX 9090'.*known GPUs:.*A40"):
         cs.gpu_info("RTX 9090")
+    assert cs.gpu_name("a100 80gb") == "A100 80GB (SXM4)"
+    with pytest.raises(ValueError, match=r"unknown gpu 'RTX 9090'"):
+        cs.gpu_name("RTX 9090")
+
+
+def test_gpu_info_and_the_table_are_fresh_copies():
+    """Callers may change what they get; the shared table must not change with it."""
+    first = cs.gpu_info("T4")
+    first["memory_gb"] = -1
+    first.setdefault("aliases", []).append("changed")
+    table = cs.gpu_table()
+    table["T4"]["memory_gb"] = -2
+    assert cs.gpu_info("t4")["memory_gb"] == 16 and "changed" not in cs.gpu_info("T4").get("aliases", [])
+    assert cs.gpu_table()["T4"]["memory_gb"] == 16
 
 
 # ------------------------------------------------------------------------------ rules
