@@ -166,7 +166,7 @@ void bind_plan(py::module_& m) {
   m.def("flop_efficiency", &flop_efficiency, py::arg("hidden"), py::arg("tokens"),
         "The FLOP model's efficiency curve (csrc/plan/cost.h): fraction of peak at width h, T tokens per GPU");
 
-  py::class_<Cluster>(m, "PlanCluster")
+  py::class_<Cluster, std::shared_ptr<Cluster>>(m, "PlanCluster")  // shared: AnytimePlanner keeps it without a copy
       .def(py::init([](const std::vector<std::string>& names, const std::vector<std::string>& regions,
                        const std::vector<double>& memory_gb, const std::vector<double>& tflops,
                        const std::vector<int64_t>& a, const std::vector<int64_t>& b,
@@ -232,8 +232,8 @@ void bind_plan(py::module_& m) {
       py::arg("max_iterations"));
   py::class_<AnytimePlanner>(m, "AnytimePlanner",
                              "Hulk within a time budget (planners.h): candidate sources, then refinement")
-      .def(py::init([](const Cluster& c, Jobs j, double time_limit_s, uint64_t seed, int64_t max_iterations) {
-             return std::make_unique<AnytimePlanner>(c, j, SearchOptions{time_limit_s, seed, max_iterations});
+      .def(py::init([](std::shared_ptr<Cluster> c, Jobs j, double time_limit_s, uint64_t seed, int64_t max_iterations) {
+             return std::make_unique<AnytimePlanner>(std::move(c), j, SearchOptions{time_limit_s, seed, max_iterations});
            }),
            py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"), py::arg("max_iterations"))
       .def("elapsed_s", &AnytimePlanner::elapsed_s)

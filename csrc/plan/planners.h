@@ -121,10 +121,13 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // give back or swap a machine); then it offers the idle machines to the job that finishes last (closest first, in batches of
 // 1, 2, 4, ..., all (at most 4 x its group + 16) and one replica's worth), keeping a batch only
 // if the makespan drops, and descends once more. The notes say which source won, what
-// refinement gained and why machines stay idle. The cluster and jobs are copied.
+// refinement gained and why machines stay idle. The jobs are copied; the cluster is shared, not
+// copied (a copy of a 5,000-machine cluster took 8-20 ms, a fifth of a 0.1 s budget).
 class AnytimePlanner {
  public:
-  AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts);
+  AnytimePlanner(std::shared_ptr<const Cluster> c, std::vector<ModelSpec> jobs, const SearchOptions& opts);
+  AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts)
+      : AnytimePlanner(std::make_shared<const Cluster>(std::move(c)), std::move(jobs), opts) {}
   ~AnytimePlanner();
   AnytimePlanner(const AnytimePlanner&) = delete;
   AnytimePlanner& operator=(const AnytimePlanner&) = delete;

@@ -749,7 +749,8 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
 }  // namespace
 
 struct AnytimePlanner::State {
-  Cluster c;
+  std::shared_ptr<const Cluster> shared;  // keeps c alive
+  const Cluster& c;
   std::vector<ModelSpec> jobs;
   SearchOptions opts;
   Clock::time_point t0 = Clock::now();
@@ -770,8 +771,8 @@ struct AnytimePlanner::State {
   Score hulk_score;
   std::string hulk_name;
 
-  State(Cluster cc, std::vector<ModelSpec> jj, const SearchOptions& o)
-      : c(std::move(cc)), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
+  State(std::shared_ptr<const Cluster> cc, std::vector<ModelSpec> jj, const SearchOptions& o)
+      : shared(std::move(cc)), c(*shared), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
   bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
   // plan_from_assignment, once per assignment: the walk often returns one of the starts (at
   // 20,000 machines laying out every job costs tens of ms).
@@ -800,9 +801,10 @@ struct AnytimePlanner::State {
   }
 };
 
-AnytimePlanner::AnytimePlanner(Cluster c, std::vector<ModelSpec> jobs, const SearchOptions& opts)
-    : s_(std::make_unique<State>(std::move(c), std::move(jobs), opts)) {
+AnytimePlanner::AnytimePlanner(std::shared_ptr<const Cluster> c, std::vector<ModelSpec> jobs, const SearchOptions& opts) {
+  if (!c) throw std::invalid_argument("AnytimePlanner: cluster is null");
   if (!(opts.time_limit_s > 0)) throw std::invalid_argument("AnytimePlanner: time_limit_s must be > 0");
+  s_ = std::make_unique<State>(std::move(c), std::move(jobs), opts);
 }
 AnytimePlanner::~AnytimePlanner() = default;
 

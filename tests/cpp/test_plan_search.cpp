@@ -198,6 +198,25 @@ TEST(PlanSearch, AnytimeHulkIsNoWorseThanSearchOrItsCandidates) {
   EXPECT_THROW(AnytimePlanner(random_cluster(rng), two_small_jobs(), SearchOptions{0.0, 0, 0}), std::invalid_argument);
 }
 
+// The planner shares the cluster it is given (no copy): it keeps it alive after the caller lets
+// go, and plans as it does from its own copy.
+TEST(PlanSearch, AnytimeHulkSharesItsClusterAndKeepsItAlive) {
+  std::mt19937_64 rng(12);
+  const Cluster c = random_cluster(rng);
+  const std::vector<ModelSpec> jobs = two_small_jobs();
+  const SearchOptions o = moves(40, 3);
+  auto run = [&](AnytimePlanner& a) {
+    a.add_search_starts(0, AnytimePlanner::kSearchStarts);
+    return a.finish();
+  };
+  AnytimePlanner copied(c, jobs, o);
+  auto shared = std::make_shared<const Cluster>(c);
+  AnytimePlanner sharing(shared, jobs, o);
+  shared.reset();
+  EXPECT_EQ(run(sharing).makespan_s, run(copied).makespan_s);
+  EXPECT_THROW(AnytimePlanner(std::shared_ptr<const Cluster>{}, jobs, o), std::invalid_argument);
+}
+
 TEST(PlanSearch, AssignmentIsValidated) {
   const Cluster c = two_regions({8}, {8});
   EXPECT_THROW(plan_assignment(c, {model("m", 4)}, {0}), std::invalid_argument);
