@@ -528,7 +528,7 @@ class ClusterSpec(Cluster):
                 check_address(m["address"], where)
             if m["gpu"] is not None and not is_cpu_device(m["gpu"]):
                 try:
-                    gpu_info(m["gpu"])
+                    gpu_name(m["gpu"])
                 except ValueError as e:
                     raise InputError(f"{where}: {e}") from None
 

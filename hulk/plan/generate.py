@@ -297,9 +297,9 @@ class RegionalCluster(Cluster):
             check_seed(self.seed)
         R, G = self._check_names("region_names"), self._check_names("gpu_names")
         for g in self.gpu_names:
-            if cluster_spec.gpu_info(g)["name"] != g:
+            if (canonical := cluster_spec.gpu_name(g)) != g:
                 raise InputError(f"gpu_names: {g!r} must be a canonical name of hulk/data/gpus.json "
-                                 f"({cluster_spec.gpu_info(g)['name']!r})")
+                                 f"({canonical!r})")
         N = len(self.region)
         if N < 1:
             raise InputError("region: the cluster must have at least one machine")
@@ -632,7 +632,7 @@ def _resolve_gpu_mix(gpu_mix) -> tuple[list, np.ndarray]:
     weights = {}
     for name, w in gpu_mix.items():
         try:
-            canonical = cluster_spec.gpu_info(name)["name"]
+            canonical = cluster_spec.gpu_name(name)
         except ValueError as e:
             raise InputError(f"gpu_mix: {e}") from None
         if not is_real(w) or not math.isfinite(w) or w < 0:
