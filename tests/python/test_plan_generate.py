@@ -386,3 +386,12 @@ def test_errors_in_a_regional_cluster_file_name_the_file(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(FileFormatError, match=f"^{re.escape(str(path))}: tflops must be in the plausible range"):
         gen.RegionalCluster.from_json(str(path))
+
+
+def test_gpu_names_must_be_the_tables_canonical_names():
+    """A regional cluster names its GPU types as hulk/data/gpus.json does; an alias is refused
+    with the canonical name in the message."""
+    import dataclasses
+    c = gen.generate_cluster(10, seed=1)
+    with pytest.raises(ValueError, match=r"gpu_names: 'a100 40gb \(sxm4\)' must be a canonical name.*'A100 40GB \(SXM4\)'"):
+        dataclasses.replace(c, gpu_names=[g.lower() for g in c.gpu_names])
