@@ -183,6 +183,15 @@ Cluster::Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net
   // regions at 20,000 machines was 4.7e9 relaxations (seconds) that changed no entry.
   const bool complete = std::all_of(direct_.begin(), direct_.end(), [](uint8_t d) { return d != 0; });
   if (rule_ == MissingLinkRule::Route && R >= 3 && !complete) route(R, latency_s_, bandwidth_Bps_, direct_);
+  nearest_other_latency_s_.assign(static_cast<size_t>(R), kInf);
+  widest_other_Bps_.assign(static_cast<size_t>(R), 0.0);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t q = 0; q < R; ++q) {
+      const size_t p = static_cast<size_t>(r * R + q), k = static_cast<size_t>(r);
+      if (q == r || !std::isfinite(latency_s_[p])) continue;
+      nearest_other_latency_s_[k] = std::min(nearest_other_latency_s_[k], latency_s_[p]);
+      widest_other_Bps_[k] = std::max(widest_other_Bps_[k], bandwidth_Bps_[p]);
+    }
 }
 
 // Floyd-Warshall on latency over the direct entries of an n x n table, tie-break on the

@@ -110,6 +110,17 @@ class Cluster {
     return lat + bytes / bandwidth_Bps(i, j);
   }
 
+  // Regional clusters only (unchecked, for inner loops). send_time(i, j) for i != j is
+  // (access_s(i) + access_s(j) + latency) + bytes / bandwidth of their regions' pair.
+  double access_s(int64_t i) const { return access_s_[static_cast<size_t>(i)]; }
+  // A lower bound on latency + bytes / bandwidth from region r to every other region (+inf if
+  // none is reachable): the nearest other region's latency plus bytes over the widest link.
+  double other_region_bound(int64_t r, double bytes) const {
+    const size_t k = static_cast<size_t>(r);
+    if (!std::isfinite(nearest_other_latency_s_[k])) return std::numeric_limits<double>::infinity();
+    return nearest_other_latency_s_[k] + bytes / widest_other_Bps_[k];
+  }
+
   // A copy without machine `i` (indices above it shift down by one), and with one more
   // machine and its links (the new machine's index is size()). A regional cluster takes a
   // new machine with its region and access latency instead of links.
@@ -136,6 +147,8 @@ class Cluster {
   // Explicit: N x N pair tables. Regional: R x R region-pair tables (routed).
   std::vector<double> latency_s_, bandwidth_Bps_;
   std::vector<uint8_t> direct_;
+  // Regional: per region, over the other regions (after routing), for other_region_bound.
+  std::vector<double> nearest_other_latency_s_, widest_other_Bps_;
 };
 
 }  // namespace hulk::plan

@@ -64,66 +64,88 @@ size_t chain_head(const Cluster& c, const std::vector<int64_t>& machines) {
 // included). There send_time(x, y) = access(x) + access(y) + latency(r(x), r(y)) +
 // bytes / bandwidth(r(x), r(y)), which within one region of y grows with access(y): the
 // closest remaining machine of a region is the first of its run of least access latency
-// (runs: machines of equal access, by id). So each step compares one candidate per region
-// (plus, for a rounding tie, the next runs' first): O(n R) instead of O(n^2). A job's group
-// of 10,000 machines laid out once cost ~0.3 s in the plain walk.
+// (runs: machines of equal access, by id). So a step compares one candidate per region (plus,
+// for a rounding tie, the next runs' first): O(R) instead of O(n). And most steps stay home:
+// when the best machine of the walk's own region is closer than any other region can be
+// (access(x) + least access + Cluster::other_region_bound), it is taken without a scan, so
+// the regions are scanned only when the walk leaves one. A job's group of 10,000 machines
+// laid out once cost ~0.3 s in the plain walk; 20,000 machines in 1,668 regions ~0.1 s with a
+// scan per step.
 std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<int64_t> machines, size_t start) {
   const RegionalNetwork& net = c.network();
   const auto access = [&](int64_t x) { return net.access_ms[static_cast<size_t>(x)]; };
+  const auto region_of = [&](int64_t x) { return net.region[static_cast<size_t>(x)]; };
   struct Region {
+    int64_t id = 0;
     std::vector<int64_t> ids;     // by (access, id)
     std::vector<size_t> run_end;  // per position: one past its run of equal access
     std::vector<size_t> taken;    // per run start: how many of the run are in the chain (a prefix)
     size_t first = 0;             // the first run with a machine left
     size_t left = 0;
+    size_t slot = 0;              // index in `active`
   };
+  double least_access_s = c.access_s(machines[start]);
+  for (int64_t x : machines) least_access_s = std::min(least_access_s, c.access_s(x));
   std::vector<int64_t> out{machines[start]};
   machines.erase(machines.begin() + static_cast<std::ptrdiff_t>(start));
   std::map<int64_t, Region> by_region;
-  for (int64_t x : machines) by_region[net.region[static_cast<size_t>(x)]].ids.push_back(x);
-  std::vector<Region*> active;
+  for (int64_t x : machines) by_region[region_of(x)].ids.push_back(x);
+  by_region.try_emplace(region_of(out.front()));  // the start's region: the first step's home
+  std::vector<Region*> active, of_region(static_cast<size_t>(net.regions), nullptr);
   for (auto& [r, reg] : by_region) {
+    reg.id = r;
+    of_region[static_cast<size_t>(r)] = &reg;
+    const size_t n = reg.ids.size();
+    if (n == 0) continue;
     std::sort(reg.ids.begin(), reg.ids.end(), [&](int64_t a, int64_t b) {
       return access(a) < access(b) || (access(a) == access(b) && a < b);
     });
-    const size_t n = reg.ids.size();
     reg.run_end.assign(n, n);
     reg.taken.assign(n, 0);
     for (size_t k = n - 1; k-- > 0;) reg.run_end[k] = access(reg.ids[k]) == access(reg.ids[k + 1]) ? reg.run_end[k + 1] : k + 1;
     reg.left = n;
+    reg.slot = active.size();
     active.push_back(&reg);
   }
+  // The closest remaining machine of `reg` from `from` (its send time), ties to the lower id.
+  struct Pick {
+    double t = kInf;
+    int64_t y = -1;
+    Region* reg = nullptr;
+    size_t run = 0;
+  };
+  const auto consider = [&](int64_t from, Region& reg, Pick& best) {
+    double t0 = kInf;
+    bool have = false;
+    // Runs by increasing access: the send time only grows, so later runs matter only on a tie.
+    for (size_t k = reg.first; k < reg.ids.size(); k = reg.run_end[k]) {
+      if (reg.taken[k] == reg.run_end[k] - k) continue;  // the whole run is in the chain
+      const int64_t y = reg.ids[k + reg.taken[k]];
+      const double t = c.send_time(from, y, bytes);
+      if (have && t != t0) break;
+      have = true;
+      t0 = t;
+      if (best.y < 0 || t < best.t || (t == best.t && y < best.y)) best = Pick{t, y, &reg, k};
+    }
+  };
   while (!active.empty()) {
     const int64_t from = out.back();
-    double best = kInf;
-    int64_t pick = -1;
-    size_t pick_region = 0, pick_run = 0;
-    for (size_t a = 0; a < active.size(); ++a) {
-      Region& reg = *active[a];
-      double t0 = kInf;
-      bool have = false;
-      // Runs by increasing access: the send time only grows, so later runs matter only on a tie.
-      for (size_t k = reg.first; k < reg.ids.size(); k = reg.run_end[k]) {
-        if (reg.taken[k] == reg.run_end[k] - k) continue;  // the whole run is in the chain
-        const int64_t y = reg.ids[k + reg.taken[k]];
-        const double t = c.send_time(from, y, bytes);
-        if (have && t != t0) break;
-        have = true;
-        t0 = t;
-        if (pick < 0 || t < best || (t == best && y < pick)) {
-          best = t;
-          pick = y;
-          pick_region = a;
-          pick_run = k;
-        }
-      }
-    }
-    out.push_back(pick);
-    Region& reg = *active[pick_region];
-    ++reg.taken[pick_run];
+    Pick best;
+    Region* home = of_region[static_cast<size_t>(region_of(from))];
+    if (home->left > 0) consider(from, *home, best);
+    // The bound is exact arithmetic; the margin covers the rounding of send_time's sum.
+    const double elsewhere = c.access_s(from) + least_access_s + c.other_region_bound(home->id, bytes);
+    const bool stay = best.y >= 0 && best.t < elsewhere * (1 - 1e-12);
+    if (!stay)
+      for (Region* reg : active)
+        if (reg != home) consider(from, *reg, best);
+    out.push_back(best.y);
+    Region& reg = *best.reg;
+    ++reg.taken[best.run];
     while (reg.first < reg.ids.size() && reg.taken[reg.first] == reg.run_end[reg.first] - reg.first) reg.first = reg.run_end[reg.first];
     if (--reg.left == 0) {
-      active[pick_region] = active.back();
+      active[reg.slot] = active.back();
+      active[reg.slot]->slot = reg.slot;
       active.pop_back();
     }
   }

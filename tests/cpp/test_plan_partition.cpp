@@ -245,8 +245,9 @@ TEST(PlanPartition, ChainOrderStartsAtMostMemoryAndStaysInRegion) {
 
 // A random regional cluster: R regions with random (symmetric) latency and bandwidth, some
 // region pairs unlinked; access latencies all zero, drawn from three values (ties within a
-// region), or continuous.
-Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_kind, MissingLinkRule rule) {
+// region), or continuous. With `far_homes`, a region's own latency is drawn from 0.5-50 ms,
+// so some regions are closer to another region than to themselves.
+Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_kind, MissingLinkRule rule, bool far_homes = false) {
   std::uniform_real_distribution<double> unit(0, 1);
   RegionalNetwork net;
   net.regions = R;
@@ -256,7 +257,8 @@ Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_kind, Mis
   for (int r = 0; r < R; ++r)
     for (int q = r; q < R; ++q) {
       // A few repeated values, so that different region pairs tie too.
-      const double lat = r == q ? 0.5 : std::floor(1 + 4 * unit(rng)) * 10;
+      const double home = far_homes ? std::floor(1 + 100 * unit(rng)) * 0.5 : 0.5;
+      const double lat = r == q ? home : std::floor(1 + 4 * unit(rng)) * 10;
       const double bw = r == q ? 100 : std::floor(1 + 3 * unit(rng));
       const bool link = r == q || unit(rng) < 0.8;
       for (auto [a, b] : {std::pair{r, q}, std::pair{q, r}}) {
@@ -268,22 +270,25 @@ Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_kind, Mis
   std::vector<Machine> ms;
   for (int i = 0; i < n; ++i) {
     net.region.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(R)));
-    net.access_ms.push_back(access_kind == 0 ? 0.0 : access_kind == 1 ? 0.25 * static_cast<double>(rng() % 3) : unit(rng));
+    net.access_ms.push_back(access_kind == 0 ? 0.0 : access_kind == 1 ? 0.25 * static_cast<double>(rng() % 3) : 0.001 + unit(rng));
     ms.push_back({"", "R" + std::to_string(net.region.back()), 8.0 * static_cast<double>(1 + rng() % 3), 50.0 + 50.0 * static_cast<double>(rng() % 2), "", 1});
   }
   return Cluster::from_network(ms, net, rule);
 }
 
 TEST(PlanPartition, ChainOrderOnRegionalClustersMatchesThePlainWalk) {
-  // chain_order's regional shortcut (one candidate per region and step) against the plain
-  // walk: the same chain, ties and unreachable machines included, on random subsets.
+  // chain_order's regional shortcuts (one candidate per region and step; staying home
+  // without a scan when no other region can be closer) against the plain walk: the same
+  // chain, ties and unreachable machines included, on random subsets. Half the trials have
+  // regions closer to another region than to themselves, where the walk must scan.
   std::mt19937_64 rng(20261125);
   const ModelSpec m = model("m", 8);
   int compared = 0;
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < 120; ++trial) {
     const int n = 2 + static_cast<int>(rng() % 120);
     const int R = 1 + static_cast<int>(rng() % 12);
-    const Cluster c = random_regional(rng, n, R, trial % 3, trial % 4 == 3 ? MissingLinkRule::Forbid : MissingLinkRule::Route);
+    const Cluster c = random_regional(rng, n, R, trial % 3, trial % 4 == 3 ? MissingLinkRule::Forbid : MissingLinkRule::Route,
+                                      trial % 2 == 1);
     ASSERT_TRUE(c.regional());
     std::vector<int64_t> group;
     for (int64_t i = 0; i < n; ++i)
@@ -293,7 +298,35 @@ TEST(PlanPartition, ChainOrderOnRegionalClustersMatchesThePlainWalk) {
     ASSERT_EQ(fast, chain_order_reference(c, m, group)) << "trial " << trial << ", " << n << " machines, " << R << " regions";
     compared += fast.size() > 2;
   }
-  EXPECT_GE(compared, 40);
+  EXPECT_GE(compared, 80);
+}
+
+TEST(PlanPartition, OtherRegionBoundIsBelowEverySendTimeToAnotherRegion) {
+  // chain_order stays in its region when no other region can be closer; the bound it uses
+  // must hold for every pair across regions, routed and unreachable pairs included.
+  std::mt19937_64 rng(20261126);
+  int across = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const Cluster c = random_regional(rng, 2 + static_cast<int>(rng() % 60), 1 + static_cast<int>(rng() % 8), trial % 3,
+                                      trial % 2 ? MissingLinkRule::Forbid : MissingLinkRule::Route, trial % 4 >= 2);
+    const RegionalNetwork& net = c.network();
+    for (const double bytes : {0.0, 1e6, 3e8}) {
+      for (int64_t r = 0; r < net.regions; ++r) {
+        double least = std::numeric_limits<double>::infinity();  // over the machines of other regions
+        for (int64_t i = 0; i < c.size(); ++i)
+          for (int64_t j = 0; j < c.size(); ++j) {
+            if (net.region[static_cast<size_t>(i)] != r || net.region[static_cast<size_t>(j)] == r) continue;
+            const double t = c.send_time(i, j, bytes), floor = c.access_s(i) + c.access_s(j) + c.other_region_bound(r, bytes);
+            EXPECT_LE(floor * (1 - 1e-12), t) << "trial " << trial << ", machines " << i << " -> " << j;
+            least = std::min(least, t - c.access_s(i) - c.access_s(j));
+            ++across;
+          }
+        // +inf only when no machine of another region can be reached.
+        if (!std::isfinite(c.other_region_bound(r, bytes))) EXPECT_FALSE(std::isfinite(least)) << "trial " << trial;
+      }
+    }
+  }
+  EXPECT_GT(across, 1000);
 }
 
 TEST(PlanPartition, ClosestPerRegionGivesTheSameDistanceToAGroup) {
