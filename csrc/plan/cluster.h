@@ -105,13 +105,22 @@ class Cluster {
     if (i < 0 || i >= size() || j < 0 || j >= size()) throw_out_of_range("send_time", i, j);
     if (!(bytes >= 0)) throw_bad_bytes(bytes);
     if (i == j) return 0.0;
+    if (regional_)
+      return regional_send_time(access_s_[static_cast<size_t>(i)], access_s_[static_cast<size_t>(j)],
+                                net_.region[static_cast<size_t>(i)], net_.region[static_cast<size_t>(j)], bytes);
     const double lat = latency_s(i, j);
     if (!std::isfinite(lat)) return std::numeric_limits<double>::infinity();
     return lat + bytes / bandwidth_Bps(i, j);
   }
 
-  // Regional clusters only (unchecked, for inner loops). send_time(i, j) for i != j is
-  // (access_s(i) + access_s(j) + latency) + bytes / bandwidth of their regions' pair.
+  // Regional clusters only (unchecked, for inner loops). send_time(i, j) for machines i != j
+  // from their access latencies and regions, by the same arithmetic.
+  double regional_send_time(double access_i_s, double access_j_s, int64_t ri, int64_t rj, double bytes) const {
+    const size_t p = static_cast<size_t>(ri * net_.regions + rj);
+    const double lat = access_i_s + access_j_s + latency_s_[p];
+    if (!std::isfinite(lat)) return std::numeric_limits<double>::infinity();
+    return lat + bytes / bandwidth_Bps_[p];
+  }
   double access_s(int64_t i) const { return access_s_[static_cast<size_t>(i)]; }
   // A lower bound on latency + bytes / bandwidth from region r to every other region (+inf if
   // none is reachable): the nearest other region's latency plus bytes over the widest link.

@@ -107,6 +107,16 @@ std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<i
     reg.slot = active.size();
     active.push_back(&reg);
   }
+  // Per slot of `active`, its region's closest candidate (the first machine left of its first
+  // run), kept in flat arrays: a scan reads them in order.
+  std::vector<double> cand_access_s(active.size());
+  std::vector<int64_t> cand_region(active.size());
+  const auto refresh = [&](const Region& reg) {
+    cand_access_s[reg.slot] = c.access_s(reg.ids[reg.first + reg.taken[reg.first]]);
+    cand_region[reg.slot] = reg.id;
+  };
+  for (const Region* reg : active) refresh(*reg);
+  std::vector<size_t> ties;
   // The closest remaining machine of `reg` from `from` (its send time), ties to the lower id.
   struct Pick {
     double t = kInf;
@@ -136,17 +146,41 @@ std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<i
     // The bound is exact arithmetic; the margin covers the rounding of send_time's sum.
     const double elsewhere = c.access_s(from) + least_access_s + c.other_region_bound(home->id, bytes);
     const bool stay = best.y >= 0 && best.t < elsewhere * (1 - 1e-12);
-    if (!stay)
-      for (Region* reg : active)
-        if (reg != home) consider(from, *reg, best);
+    if (!stay) {
+      // Every other region's candidate; the regions whose candidate ties the least time are
+      // then compared in full (their later runs may tie too, and the lower id wins).
+      const double af = c.access_s(from);
+      const int64_t rf = home->id;
+      double least = kInf;
+      ties.clear();
+      for (size_t k = 0; k < active.size(); ++k) {
+        if (active[k] == home) continue;
+        const double t = c.regional_send_time(af, cand_access_s[k], rf, cand_region[k], bytes);
+        if (t < least) {
+          least = t;
+          ties.clear();
+        }
+        if (t == least) ties.push_back(k);
+      }
+      if (best.y < 0 || least < best.t) best = Pick{};
+      if (best.y < 0 || least == best.t)
+        for (size_t k : ties) consider(from, *active[k], best);
+    }
     out.push_back(best.y);
     Region& reg = *best.reg;
     ++reg.taken[best.run];
     while (reg.first < reg.ids.size() && reg.taken[reg.first] == reg.run_end[reg.first] - reg.first) reg.first = reg.run_end[reg.first];
     if (--reg.left == 0) {
-      active[reg.slot] = active.back();
-      active[reg.slot]->slot = reg.slot;
+      const size_t slot = reg.slot;
+      active[slot] = active.back();
+      cand_access_s[slot] = cand_access_s.back();
+      cand_region[slot] = cand_region.back();
+      active[slot]->slot = slot;
       active.pop_back();
+      cand_access_s.pop_back();
+      cand_region.pop_back();
+    } else {
+      refresh(reg);
     }
   }
   return out;
