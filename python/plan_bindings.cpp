@@ -1,5 +1,6 @@
 // hulk._core planner bindings: the cluster, model specs, the planners and repairs.
 // Plans cross into Python as opaque objects (kept for repairs) with a to_dict() view.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -116,6 +117,17 @@ std::vector<Machine> make_machines(const std::vector<std::string>& names, const 
   return machines;
 }
 
+// A regional cluster's R x R tables come as arrays (R^2 = 2.8 million entries at 1,668
+// regions: a list of Python floats costs a second to build and convert). Safe casts only
+// (no forcecast): an int table becomes double, a float region_link is refused.
+template <class T>
+using RegionTable = py::array_t<T, py::array::c_style>;
+
+template <class T>
+std::vector<T> to_vector(const RegionTable<T>& a) {
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
 using ProfileEntryTuple = std::tuple<double, int64_t, std::vector<double>, std::vector<double>, std::vector<double>>;
 
 }  // namespace
@@ -183,12 +195,12 @@ void bind_plan(py::module_& m) {
           "from_network",
           [](const std::vector<std::string>& names, const std::vector<std::string>& regions,
              const std::vector<double>& memory_gb, const std::vector<double>& tflops, int64_t n_regions,
-             std::vector<int64_t> region, std::vector<double> access_ms, std::vector<double> base_latency_ms,
-             std::vector<double> base_bandwidth_gbps, std::vector<uint8_t> region_link, const std::string& missing_links,
-             const std::vector<std::string>& gpu, const std::vector<double>& gpus) {
+             std::vector<int64_t> region, std::vector<double> access_ms, const RegionTable<double>& base_latency_ms,
+             const RegionTable<double>& base_bandwidth_gbps, const RegionTable<uint8_t>& region_link,
+             const std::string& missing_links, const std::vector<std::string>& gpu, const std::vector<double>& gpus) {
             std::vector<Machine> machines = make_machines(names, regions, memory_gb, tflops, gpu, gpus);
-            RegionalNetwork net{n_regions, std::move(region), std::move(access_ms), std::move(base_latency_ms),
-                                std::move(base_bandwidth_gbps), std::move(region_link)};
+            RegionalNetwork net{n_regions, std::move(region), std::move(access_ms), to_vector(base_latency_ms),
+                                to_vector(base_bandwidth_gbps), to_vector(region_link)};
             return Cluster::from_network(std::move(machines), std::move(net), parse_rule(missing_links));
           },
           py::arg("names"), py::arg("regions"), py::arg("memory_gb"), py::arg("tflops"), py::arg("n_regions"),

@@ -44,5 +44,11 @@ bool is_plausible(const PlausibleRange& r, double v);
 // Throws std::invalid_argument "<where>: <field> = <v> is outside the plausible range ..." unless
 // is_plausible(r, v). `field` overrides r.field in the message (access_ms is a latency).
 void check_plausible(const PlausibleRange& r, double v, const std::string& where, const char* field = nullptr);
+// The same, with `where()` built only on a failure: a validation loop over millions of pairs
+// spends more on naming them than on checking them.
+template <class Where>
+void check_plausible_lazy(const PlausibleRange& r, double v, const Where& where, const char* field = nullptr) {
+  if (!is_plausible(r, v)) check_plausible(r, v, where(), field);
+}
 
 }  // namespace hulk::plan

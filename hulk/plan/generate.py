@@ -473,8 +473,10 @@ class RegionalCluster(Cluster):
         names = self.machine_names()
         return _core.plan.PlanCluster.from_network(
             names, [self.region_names[r] for r in self.region.tolist()], self.memory_gb.tolist(), self.tflops.tolist(),
-            len(self.region_names), self.region.tolist(), self.access_ms.tolist(), self.base_latency_ms.ravel().tolist(),
-            self.base_bandwidth_gbps.ravel().tolist(), self.region_link.ravel().astype(np.uint8).tolist(),
+            len(self.region_names), self.region.tolist(), self.access_ms.tolist(),
+            np.ascontiguousarray(self.base_latency_ms, dtype=np.float64).ravel(),
+            np.ascontiguousarray(self.base_bandwidth_gbps, dtype=np.float64).ravel(),
+            np.ascontiguousarray(self.region_link, dtype=np.uint8).ravel(),
             self.missing_links, *self.gpu_types())
 
     def gpu_types(self) -> tuple:

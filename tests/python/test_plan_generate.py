@@ -190,6 +190,30 @@ def test_pair_values_follow_the_regional_rule(mid):
         mid.pair_latency_ms(0, 300)
 
 
+def test_the_core_cluster_sends_by_the_same_tables(mid):
+    # to_core passes the R x R tables as arrays; the C++ cluster must read them unchanged.
+    core = mid.to_core()
+    i, j = np.array([0, 5, 299, 17]), np.array([1, 200, 3, 250])
+    for a, b in zip(i.tolist(), j.tolist()):
+        lat_s = mid.pair_latency_ms([a], [b])[0] / 1e3
+        bw_Bps = mid.pair_bandwidth_gbps([a], [b])[0] * 1e9 / 8
+        assert core.latency_s(a, b) == pytest.approx(lat_s, rel=1e-12)
+        assert core.send_time(a, b, 1e6) == pytest.approx(lat_s + 1e6 / bw_Bps, rel=1e-12)
+
+
+def test_the_core_region_tables_refuse_a_lossy_cast(mid):
+    from hulk import _core
+    R = mid.n_regions
+    args = dict(names=mid.machine_names(), regions=[mid.region_names[r] for r in mid.region.tolist()],
+                memory_gb=mid.memory_gb.tolist(), tflops=mid.tflops.tolist(), n_regions=R,
+                region=mid.region.tolist(), access_ms=mid.access_ms.tolist(),
+                base_latency_ms=mid.base_latency_ms.ravel(), base_bandwidth_gbps=mid.base_bandwidth_gbps.ravel(),
+                region_link=mid.region_link.ravel().astype(np.uint8), missing_links="route")
+    assert _core.plan.PlanCluster.from_network(**args).size == len(mid)
+    with pytest.raises(TypeError):
+        _core.plan.PlanCluster.from_network(**{**args, "region_link": mid.region_link.ravel().astype(float) * 0.5})
+
+
 def test_sample_links_is_a_valid_sparse_sample(mid):
     k_local, k_remote = 4, 3
     a, b, lat, bw = mid.sample_links(k_local=k_local, k_remote=k_remote, seed=1)
