@@ -3,7 +3,9 @@ search: Search and Hulk evaluate thousands of groups per second, so this time bo
 either gets within a budget.
 
 Times ``_core.plan.best_pipeline`` on fixed random groups of generated measured-mode clusters,
-per catalogue model, and fingerprints the layouts it returns. With ``--against DIR`` the same
+per catalogue model, and once on the whole cluster (the group of System B's start, where the
+chain's nearest-neighbour walk over thousands of machines is most of the work), and
+fingerprints the layouts it returns. With ``--against DIR`` the same
 groups are timed, in alternating runs, with another build of hulk (DIR holds its ``hulk``
 package, e.g. a copy of an older checkout's ``hulk/`` with its built ``_core``): the ratio is
 the speed-up, and equal fingerprints say both builds chose the same layouts. One more row per
@@ -37,6 +39,7 @@ BEGIN, END = "<!-- bench_layout:begin -->", "<!-- bench_layout:end -->"
 MODELS = ("OPT-175B", "T5-11B", "GPT-2 1.5B", "BERT-large")
 BUILD = "building the cluster (to_core)"  # a row per size: ms per build, and a fingerprint of send times
 NEARBY = ", nearby regions"  # rows of groups made of whole regions near a random one, as planners' groups are
+WHOLE = ", all machines"  # a row per model: one layout of the whole cluster (System B's group; the chain's walk dominates)
 CLUSTER_SEED = 3900  # generate_cluster(n, seed=3900, mode="measured", ...): not a planner benchmark's cluster
 
 
@@ -66,6 +69,10 @@ def measure(sizes: list, groups: int) -> dict:
                 ms = (time.perf_counter() - start) / groups * 1e3
                 digest = hashlib.sha256(json.dumps([[p["iteration_s"], p["replicas"]] for p in plans]).encode())
                 out[n][label] = (ms, digest.hexdigest()[:12])
+            start = time.perf_counter()
+            whole = _core.plan.best_pipeline(core, model, list(range(n)))
+            digest = hashlib.sha256(json.dumps([whole["iteration_s"], whole["replicas"]]).encode())
+            out[n][name + WHOLE] = ((time.perf_counter() - start) * 1e3, digest.hexdigest()[:12])
     return out
 
 
@@ -107,7 +114,7 @@ def report_lines(runs: dict, sizes: list, against) -> list:
         rule += "---:|---:|---|"
     lines = [head, rule]
     for n in sizes:
-        for name in (*MODELS, *(m + NEARBY for m in MODELS), BUILD):
+        for name in (*MODELS, *(m + NEARBY for m in MODELS), *(m + WHOLE for m in MODELS), BUILD):
             ours = statistics.median(r[n][name][0] for r in runs["this"])
             row = f"| {n:,} | {name} | {ours:.3f} |"
             if against:
@@ -159,7 +166,7 @@ def main(argv=None) -> int:
             f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine()}). "
             f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model, "
             f"and {args.groups} groups of whole regions near a random one (\"{NEARBY[2:]}\", 2-48 machines, as "
-            "planners' groups look) "
+            "planners' groups look), and one layout of the whole cluster per model (\"all machines\", ms per layout) "
             f"on `generate_cluster(n, seed={CLUSTER_SEED}, mode=\"measured\", **measured_regime(n, 0))` "
             "(bench_plan_anytime's regime: regions of 1-8 machines of 8 GPUs, 8-16 beyond 8,000 machines); \"same layouts\" compares a "
             "fingerprint of every returned layout and iteration time. The last row per size is one build of "

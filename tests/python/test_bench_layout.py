@@ -18,7 +18,8 @@ def bench():
 
 def test_measure_is_deterministic_in_its_layouts(bench):
     a, b = bench.measure([12], 3), bench.measure([12], 3)
-    assert set(a[12]) == {*bench.MODELS, *(m + bench.NEARBY for m in bench.MODELS), bench.BUILD}
+    assert set(a[12]) == {*bench.MODELS, *(m + bench.NEARBY for m in bench.MODELS), *(m + bench.WHOLE for m in bench.MODELS),
+                          bench.BUILD}
     assert all(a[12][m][1] == b[12][m][1] and a[12][m][0] > 0 for m in a[12])
 
 
@@ -27,7 +28,7 @@ def test_against_the_same_build_reports_the_same_layouts(bench, capsys, tmp_path
     assert bench.main(["--sizes", "12", "--groups", "2", "--repeats", "1", "--against", str(_ROOT),
                        "--write", str(out)]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 12 |")]
-    assert len(rows) == 2 * len(bench.MODELS) + 1 and all(row.endswith("| yes |") for row in rows)
+    assert len(rows) == 3 * len(bench.MODELS) + 1 and all(row.endswith("| yes |") for row in rows)
     assert bench.BEGIN in out.read_text() and "--against" in out.read_text()
 
 
