@@ -90,11 +90,10 @@ std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<i
   machines.erase(machines.begin() + static_cast<std::ptrdiff_t>(start));
   std::map<int64_t, Region> by_region;
   for (int64_t x : machines) by_region[region_of(x)].ids.push_back(x);
-  by_region.try_emplace(region_of(out.front()));  // the start's region: the first step's home
-  std::vector<Region*> active, of_region(static_cast<size_t>(net.regions), nullptr);
+  Region* home = &by_region[region_of(out.front())];  // the region of the chain's last machine
+  std::vector<Region*> active;
   for (auto& [r, reg] : by_region) {
     reg.id = r;
-    of_region[static_cast<size_t>(r)] = &reg;
     const size_t n = reg.ids.size();
     if (n == 0) continue;
     std::sort(reg.ids.begin(), reg.ids.end(), [&](int64_t a, int64_t b) {
@@ -141,7 +140,6 @@ std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<i
   while (!active.empty()) {
     const int64_t from = out.back();
     Pick best;
-    Region* home = of_region[static_cast<size_t>(region_of(from))];
     if (home->left > 0) consider(from, *home, best);
     // The bound is exact arithmetic; the margin covers the rounding of send_time's sum.
     const double elsewhere = c.access_s(from) + least_access_s + c.other_region_bound(home->id, bytes);
@@ -167,6 +165,7 @@ std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<i
         for (size_t k : ties) consider(from, *active[k], best);
     }
     out.push_back(best.y);
+    home = best.reg;
     Region& reg = *best.reg;
     ++reg.taken[best.run];
     while (reg.first < reg.ids.size() && reg.taken[reg.first] == reg.run_end[reg.first] - reg.first) reg.first = reg.run_end[reg.first];
