@@ -238,6 +238,23 @@ def test_sample_links_is_a_valid_sparse_sample(mid):
     assert all(np.array_equal(x, y) for x, y in zip((a, b, lat, bw), again))
 
 
+def test_remote_draws_of_a_complete_region_table_skip_the_table():
+    # Every region pair linked (measured clusters): the remote draws map positions without the
+    # R x R table, to the same machines as the general mapping.
+    c = gen.generate_cluster(600, seed=11, n_regions=40, missing_fraction=0)
+    assert c.region_link.all()
+    members, starts, _ = c._grouping()
+    sizes = c.region_sizes()
+    R = c.n_regions
+    cum = np.cumsum(np.where(~np.eye(R, dtype=bool), sizes[None, :], 0), axis=1)
+    rng = np.random.default_rng(5)
+    population = len(c) - sizes[c.region]
+    pos = rng.integers(-1, population[:, None], size=(len(c), 6))
+    fast, general = c._remote_machines(pos, members, starts), c._remote_machines(pos, members, starts, cum)
+    assert np.array_equal(fast, general)
+    assert (fast[pos >= 0] >= 0).all() and (c.region[np.maximum(fast, 0)] != c.region[:, None])[pos >= 0].all()
+
+
 def test_sample_links_takes_everything_when_k_is_large():
     c = gen.generate_cluster(30, seed=0, n_regions=3, missing_fraction=0.0)
     a, b, _, _ = c.sample_links(k_local=100, k_remote=100)
