@@ -130,9 +130,17 @@ class Cluster(abc.ABC):
             self.__dict__["_core_cluster"] = core
         return core
 
+    def _cached(self, key: str, make):
+        """``make()``, computed once per cluster object (clusters do not change); ``key`` starts
+        with ``_cache_``, so pickling and deep copies leave it out."""
+        value = self.__dict__.get(key)
+        if value is None:
+            value = self.__dict__[key] = make()
+        return value
+
     def __getstate__(self) -> dict:
-        # Pickling and deep copies leave the C++ cluster out (it is rebuilt on demand).
-        return {k: v for k, v in self.__dict__.items() if k != "_core_cluster"}
+        # Pickling and deep copies leave the C++ cluster and the caches out (rebuilt on demand).
+        return {k: v for k, v in self.__dict__.items() if k != "_core_cluster" and not k.startswith("_cache_")}
 
     @abc.abstractmethod
     def without(self, i: int) -> "Cluster":

@@ -238,6 +238,18 @@ def test_sample_links_is_a_valid_sparse_sample(mid):
     assert all(np.array_equal(x, y) for x, y in zip((a, b, lat, bw), again))
 
 
+def test_machine_names_are_computed_once_and_returned_as_a_fresh_list():
+    import pickle
+    c = gen.generate_cluster(300, seed=4)
+    first = c.machine_names()
+    first[0] = "changed"
+    again = c.machine_names()
+    assert again[0] != "changed" and again == c.machine_names() and len(again) == len(c)
+    assert "_cache_machine_names" in c.__dict__
+    restored = pickle.loads(pickle.dumps(c))
+    assert "_cache_machine_names" not in restored.__dict__ and restored.machine_names() == again
+
+
 def test_remote_draws_of_a_complete_region_table_skip_the_table():
     # Every region pair linked (measured clusters): the remote draws map positions without the
     # R x R table, to the same machines as the general mapping.
