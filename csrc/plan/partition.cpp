@@ -69,8 +69,8 @@ size_t chain_head(const Cluster& c, const std::vector<int64_t>& machines) {
 // when the best machine of the walk's own region is closer than any other region can be
 // (access(x) + least access + Cluster::other_region_bound), it is taken without a scan, so
 // the regions are scanned only when the walk leaves one. A job's group of 10,000 machines
-// laid out once cost ~0.3 s in the plain walk; 20,000 machines in 1,668 regions ~0.1 s with a
-// scan per step.
+// laid out once cost ~0.3 s in the plain walk; 20,000 machines in 1,668 regions ~0.13 s with a
+// scan per step, 14-28 ms with the stay (bench_layout.py, "all machines").
 std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<int64_t> machines, size_t start) {
   const RegionalNetwork& net = c.network();
   const auto access = [&](int64_t x) { return net.access_ms[static_cast<size_t>(x)]; };
@@ -142,13 +142,12 @@ std::vector<int64_t> regional_walk(const Cluster& c, double bytes, std::vector<i
     Pick best;
     if (home->left > 0) consider(from, *home, best);
     // The bound is exact arithmetic; the margin covers the rounding of send_time's sum.
-    const double elsewhere = c.access_s(from) + least_access_s + c.other_region_bound(home->id, bytes);
-    const bool stay = best.y >= 0 && best.t < elsewhere * (1 - 1e-12);
+    const double af = c.access_s(from);
+    const int64_t rf = home->id;
+    const bool stay = best.y >= 0 && best.t < (af + least_access_s + c.other_region_bound(rf, bytes)) * (1 - 1e-12);
     if (!stay) {
       // Every other region's candidate; the regions whose candidate ties the least time are
       // then compared in full (their later runs may tie too, and the lower id wins).
-      const double af = c.access_s(from);
-      const int64_t rf = home->id;
       double least = kInf;
       ties.clear();
       for (size_t k = 0; k < active.size(); ++k) {

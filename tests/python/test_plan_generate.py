@@ -262,7 +262,7 @@ def test_remote_draws_of_a_complete_region_table_skip_the_table():
     rng = np.random.default_rng(5)
     population = len(c) - sizes[c.region]
     pos = rng.integers(-1, population[:, None], size=(len(c), 6))
-    fast, general = c._remote_machines(pos, members, starts), c._remote_machines(pos, members, starts, cum)
+    fast, general = c._remote_machines(pos, members, starts, sizes), c._remote_machines(pos, members, starts, sizes, cum)
     assert np.array_equal(fast, general)
     assert (fast[pos >= 0] >= 0).all() and (c.region[np.maximum(fast, 0)] != c.region[:, None])[pos >= 0].all()
 
