@@ -95,9 +95,10 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // Hulk within a time budget (hulk/plan/planners.py plan(..., "hulk")): every step checks one
 // clock, started at construction, against opts.time_limit_s. The candidate sources come first
 // and share the first 60% of the budget: Search's starts (add_search_starts: plan_search's own,
-// in its order; Hulk runs the first two, then its cheap classifications, then the other six;
-// where the last job of the best start so far holds at least 10% of the machines they run
-// under Search's own time rule instead, so Hulk has every start Search has), Hulk's classifications
+// in its order but System A's start last; Hulk runs the first two, then its cheap
+// classifications, then the other six; where the last job of the best start so far holds at
+// least 10% of the machines they run under Search's own time rule instead, so Hulk has every
+// start Search has), Hulk's classifications
 // (add_classification: the GNN's proposal, the greedy rule, the region heuristic; descend_best
 // after the cheap ones), each through
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are
@@ -136,9 +137,13 @@ class AnytimePlanner {
   // then while elapsed + max(longest step so far, expected_s) is within the share. expected_s:
   // the caller's estimate of this step's time (0: none), for a step unlike the ones before it.
   bool time_for_another_step(double expected_s = 0) const;
-  // Search's starts number [from, to) of its eight, in plan_search's order.
+  // Search's starts at positions [from, to) of Hulk's order of its eight: plan_search's order
+  // (cheapest first), but System A's start last (search.cpp kHulkOrderOfSearchStarts). Throws
+  // std::invalid_argument unless from <= to <= kSearchStarts.
   void add_search_starts(size_t from, size_t to);
   static constexpr size_t kSearchStarts = 8;
+  // The names of Search's starts that have run, in the order they ran.
+  std::vector<std::string> search_starts_tried() const;
   void add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds);
   // Search's greedy start (closest free machines until the job fits, then idle machines to the
   // bottleneck jobs) with distances in send time of a job's boundary activations, not latency.

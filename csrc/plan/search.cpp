@@ -829,8 +829,21 @@ bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->s
 // about 15% where OPT-175B finishes last on 20,000.
 constexpr double kPlainWalkLastJobShare = 0.1;
 
+// Hulk runs Search's starts in plan_search's order (cheapest first, so that the longest start so
+// far predicts the next one), but System A's start last: in the 7,851 plans of Search's with a
+// recorded start in benchmarks/*.jsonl (measured and paper-fitted clusters, 47-20,000 machines,
+// 0.1-60 s) it was never the best start, and on 20,000 measured machines it costs ~38 ms, which
+// at a 0.1 s budget left Hulk's refinement ~12 ms (k = 280-287, 20,000 machines, 0.1 s, three
+// seeds: Hulk(t)/Search(t) 0.900-0.905 with it in Search's place, 0.861-0.862 with it last).
+// On a set it was not chosen on (k = 300-307): 0.875 -> 0.857 at 0.1 s, 0.881 -> 0.867 at 0.3 s
+// (plans over 1.02x 3 -> 0 of 48), 1 s and 1,000-5,000 machines within 0.003.
+constexpr size_t kHulkOrderOfSearchStarts[AnytimePlanner::kSearchStarts] = {0, 1, 3, 4, 5, 6, 7, 2};
+
 void AnytimePlanner::add_search_starts(size_t from, size_t to) {
   State& s = *s_;
+  if (from > to || to > kSearchStarts)
+    throw std::invalid_argument("AnytimePlanner::add_search_starts: [" + std::to_string(from) + ", " + std::to_string(to) +
+                                ") is not a range of Search's " + std::to_string(kSearchStarts) + " starts");
   s.st.longest = std::max(s.st.longest, s.longest);  // one skip rule for Hulk's steps and Search's starts
   // Where the job that finishes last in the best start so far holds at least
   // kPlainWalkLastJobShare of the machines (most clusters of 47-200 machines), Search's starts run
@@ -845,11 +858,14 @@ void AnytimePlanner::add_search_starts(size_t from, size_t to) {
     SearchOptions o = s.opts;
     if (!s.st.best.empty() && last_job_share(s.st.best, s.st.score.last) < kPlainWalkLastJobShare)
       o.time_limit_s = s.sources_limit_s();
-    run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, k, k + 1);
+    const size_t start = kHulkOrderOfSearchStarts[k];
+    run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, start, start + 1);
   }
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
 }
+
+std::vector<std::string> AnytimePlanner::search_starts_tried() const { return s_->st.tried; }
 
 void AnytimePlanner::add_classification(const std::string& source, const std::vector<int64_t>& classes, int grow_rounds) {
   State& s = *s_;

@@ -233,15 +233,16 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     The candidate sources come first, in this order: Search's first two starts (each job on the
     fewest machines; the greedy rule's groups grown as Search grows them), the greedy rule's
     groups and the GNN's proposal (the learned planner), the descent on the last job from the
-    best of these (until 30% of the budget at most), Search's six other starts, the region
+    best of these (until 30% of the budget at most), Search's six other starts (System A's
+    last: never Search's best start in the benchmarks' plans), the region
     heuristic's groups (Algorithm 1 on them is shared with Search's
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
     one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
     as starts. The sources share the first 60% of the budget, each running only while the time
     left in that share exceeds the longest step so far (and, for the GNN's proposal, its expected
-    time: ``_StepCost``); but where the job that finishes last in
-    the best start so far holds at least 10% of the machines, Search's starts run as in Search
+    time: ``_StepCost``); but where the job that finishes last in the best start so far
+    holds at least 10% of the machines, Search's starts run as in Search
     (while the time left in the whole budget exceeds the longest start). The rest of the budget refines
     the best start (``moves`` > 0 caps the walks): where the job that finishes last holds at
     least 10% of the machines, Search's own walk first (from Search's best start, every move
