@@ -832,12 +832,12 @@ constexpr double kPlainWalkLastJobShare = 0.1;
 // Hulk runs Search's starts in plan_search's order (cheapest first, so that the longest start so
 // far predicts the next one), but System A's start last: in the 7,851 plans of Search's with a
 // recorded start in benchmarks/*.jsonl (measured and paper-fitted clusters, 47-20,000 machines,
-// 0.1-60 s) it was never the best start, and on 20,000 measured machines it costs ~38 ms, which
-// at a 0.1 s budget left Hulk's refinement ~12 ms (k = 280-287, 20,000 machines, 0.1 s, three
-// seeds: Hulk(t)/Search(t) 0.900-0.905 with it in Search's place, 0.861-0.862 with it last).
-// On a set it was not chosen on (k = 300-307, benchmarks/plan_anytime_fresh300*.jsonl): 0.875 ->
-// 0.857 at 0.1 s, 0.881 -> 0.867-0.873 at 0.3 s (plans over 1.02x 3 -> 0-1 of 48, two runs); at
-// 1 s and on 47-5,000 machines within 0.005.
+// 0.1-60 s) it was never the best start, and on 20,000 measured machines it costs 36-48 ms
+// (k = 282-300, a quiet 2-core VM), which at a 0.1 s budget left Hulk's refinement ~12 ms
+// (k = 280-287, 20,000 machines, 0.1 s, three seeds: Hulk(t)/Search(t) 0.900-0.905 with it in
+// Search's place, 0.861-0.862 with it last). On a set it was not chosen on (k = 300-307,
+// benchmarks/plan_anytime_fresh300*.jsonl): 0.875 -> 0.857 at 0.1 s, 0.881 -> 0.867-0.873 at
+// 0.3 s (plans over 1.02x 3 -> 0-1 of 48, two runs); at 1 s and on 47-5,000 machines within 0.005.
 constexpr size_t kHulkOrderOfSearchStarts[AnytimePlanner::kSearchStarts] = {0, 1, 3, 4, 5, 6, 7, 2};
 
 void AnytimePlanner::add_search_starts(size_t from, size_t to) {
