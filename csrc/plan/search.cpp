@@ -403,6 +403,7 @@ struct Starts {
   Score score;
   std::string name;  // the best start's
   std::vector<std::string> tried, skipped;
+  std::vector<double> tried_s;  // each tried start's wall time, in the order of `tried`
   double first_start_s = 0;  // the first start's wall time (it runs to the end whatever the limit)
   double longest = 0;        // the longest start's wall time
   std::vector<int64_t> regions;  // the "per region" start's classification
@@ -447,6 +448,7 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
       s = sb;
     }
     st.tried.push_back(name);
+    st.tried_s.push_back(seconds_since(ts));
     st.longest = std::max(st.longest, seconds_since(ts));
     if (name == "Hulk") st.hulk_start = a;
     if (st.best.empty() || s < st.score) {
@@ -759,6 +761,9 @@ struct AnytimePlanner::State {
   bool started = false;  // a step has run (the first always runs)
   double longest = 0;
   std::vector<std::string> skipped;
+  // Every step that ran (Search's starts included) and its wall time, in order, for the notes.
+  std::vector<std::pair<std::string, double>> step_times;
+  double classification_s = 0;  // the last record_step's time, charged to the next classification
   // Each source's plan before refinement (Algorithm 1 with growth, or grown further as a start).
   struct Candidate {
     std::string source;
@@ -817,6 +822,7 @@ bool AnytimePlanner::time_for_another_step(double expected_s) const {
 void AnytimePlanner::record_step(double seconds) {
   s_->longest = std::max(s_->longest, seconds);
   s_->started = true;
+  s_->classification_s = seconds;
 }
 
 void AnytimePlanner::skip(const std::string& source) { s_->skipped.push_back(source); }
@@ -860,7 +866,10 @@ void AnytimePlanner::add_search_starts(size_t from, size_t to) {
     if (!s.st.best.empty() && last_job_share(s.st.best, s.st.score.last) < kPlainWalkLastJobShare)
       o.time_limit_s = s.sources_limit_s();
     const size_t start = kHulkOrderOfSearchStarts[k];
+    const size_t before = s.st.tried.size();
     run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, start, start + 1);
+    for (size_t i = before; i < s.st.tried.size(); ++i)
+      s.step_times.push_back({"Search's start \"" + s.st.tried[i] + "\"", s.st.tried_s[i]});
   }
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
@@ -891,7 +900,9 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
     }
     s.add_start(source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)", std::move(a), sa);
   }
+  s.step_times.push_back({source, s.classification_s + seconds_since(ts)});
   record_step(seconds_since(ts));
+  s.classification_s = 0;
 }
 
 void AnytimePlanner::add_send_time_start() {
@@ -903,7 +914,9 @@ void AnytimePlanner::add_send_time_start() {
   std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs));
   const Score sa = s.ev.score(a);
   s.add_start("the closest machines by send time (Search's greedy start, bandwidth-aware)", std::move(a), sa);
+  s.step_times.push_back({"the closest machines by send time", seconds_since(ts)});
   record_step(seconds_since(ts));
+  s.classification_s = 0;  // record_step's time is the caller's classification's, not this step's
 }
 
 void AnytimePlanner::descend_best(double share) {
@@ -913,7 +926,9 @@ void AnytimePlanner::descend_best(double share) {
   if (a.empty()) return;
   const std::string from = hulk_better ? s.hulk_name : "Search's start \"" + s.st.name + "\"";
   const double until = std::min(share, 1.0) * s.opts.time_limit_s;
+  const auto ts = Clock::now();
   const Descent d = descend_last_job(s.c, s.jobs, s.ev, a, [&] { return seconds_since(s.t0) >= until; });
+  if (d.evaluations > 0) s.step_times.push_back({"the early descent", seconds_since(ts)});
   s.descent += d;
   s.started = true;
   if (d.steps == 0) return;
@@ -929,6 +944,7 @@ constexpr double kReseedShareOfRest = 0.25;
 
 Plan AnytimePlanner::finish() {
   State& s = *s_;
+  const double refinement_from = seconds_since(s.t0);
   // Search's best start as Search's own first walk starts from it (no descent).
   const std::vector<int64_t> search_start = s.st.best;
   const std::string search_start_name = s.st.name;
@@ -1061,6 +1077,14 @@ Plan AnytimePlanner::finish() {
   else
     ref << "found nothing shorter";
   notes.push_back(ref.str());
+  // Where the budget went: each step in the order run, then the refinement.
+  std::ostringstream steps;
+  steps << "hulk: time per step (ms, in the order run):";
+  for (size_t k = 0; k < s.step_times.size(); ++k)
+    steps << (k ? "," : "") << " " << s.step_times[k].first << " " << std::lround(1000 * s.step_times[k].second);
+  steps << "; refinement " << std::lround(1000 * (seconds_since(s.t0) - refinement_from)) << " (from "
+        << std::lround(1000 * refinement_from) << " ms)";
+  notes.push_back(steps.str());
   for (const auto& n : idle.notes) notes.push_back(n);
   const size_t skipped = s.skipped.size() + s.st.skipped.size();
   if (skipped > 0) {

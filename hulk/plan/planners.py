@@ -250,8 +250,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     the job that finishes last (take one, give one back, or swap; 2-4 machines at once when
     none of those helps) for at most half of the time left; then Search's annealing walks (half
     of the moves drawn on the last job), then the idle machines offered to the last job and the
-    descent again. Returns the core plan; its notes say which source won
-    and what refinement gained. Raises InputError naming ``time_limit_s`` when the plan is
+    descent again. Returns the core plan; its notes say which source won, what refinement
+    gained and each step's wall time in the order run (a classification's own time included). Raises InputError naming ``time_limit_s`` when the plan is
     infeasible and sources were left out for lack of time."""
     sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
     planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))

@@ -9,6 +9,7 @@ needs the clock but has a wide margin. No test asserts a time.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -276,3 +277,38 @@ def test_the_gnns_expected_time_learns_from_large_clusters_only():
     cost.record(10_000, 0.4)  # 4e-5 s per machine, weighing half
     assert cost.seconds_per_machine == pytest.approx(3e-5)
     assert cost.expected_s(20_000) == pytest.approx(0.6)
+
+
+_STEP = re.compile(r"(.+?) (\d+)$")
+
+
+def _steps(notes):
+    """(name, ms) of each step of the note "hulk: time per step", and the refinement's (ms, from ms)."""
+    head = "hulk: time per step (ms, in the order run): "
+    line = next(n for n in notes if n.startswith(head))
+    body, refinement = line[len(head):].rsplit("; refinement ", 1)
+    steps = [(m.group(1), int(m.group(2))) for m in map(_STEP.match, body.split(", "))]
+    ms, start = re.fullmatch(r"(\d+) \(from (\d+) ms\)", refinement).groups()
+    return steps, int(ms), int(start)
+
+
+def test_the_notes_say_where_the_budget_went(planned):
+    """Each step Hulk ran, in order (Search's first two starts first, then Hulk's own sources),
+    with its wall time; then the refinement. The steps and the refinement fit in the planning
+    time; a source named as skipped is not among the steps."""
+    for name, (_, _, p, _) in planned.items():
+        steps, refine_ms, from_ms = _steps(p.notes)
+        names = [s for s, _ in steps]
+        assert names[:2] == ['Search\'s start "each job on the fewest machines"',
+                             'Search\'s start "fastest machines in one region"'], name
+        assert "the greedy rule's groups" in names and "the early descent" in names, name
+        assert len(names) == len(set(names)), name
+        assert sum(ms for _, ms in steps) <= from_ms + len(steps), name  # each rounded to 1 ms
+        assert from_ms + refine_ms <= 1000 * p.planning_s + 2, name
+    # With no time for the later sources, the note lists only what ran.
+    c = measured_like(3)
+    short = planners.plan(c, PAPER4, "hulk", time_limit_s=1e-6, seed=0)
+    steps, _, _ = _steps(short.notes)
+    skipped = next(n for n in short.notes if n.startswith("hulk: no time left for"))
+    assert [s for s, _ in steps] == ['Search\'s start "each job on the fewest machines"']
+    assert "the greedy rule's groups" in skipped
