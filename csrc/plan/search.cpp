@@ -924,6 +924,15 @@ void AnytimePlanner::descend_best(double share) {
   const bool hulk_better = !s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score);
   std::vector<int64_t> a = hulk_better ? s.hulk_best : s.st.best;
   if (a.empty()) return;
+  // Where the job that finishes last holds a large share of the machines (most clusters of
+  // 47-200 machines), finish() retraces Search's own walk first, and the time this descent takes
+  // (up to the share: 73 ms of 0.3 s on 47 measured machines) is worth more in that walk.
+  // Measured at 47-200 machines, 0.1-1 s, 3 seeds, on measured k = 300-327 and paper-fitted
+  // k = 320-327 (k = 320-327 run after the choice): plans over 1.02x Search's at the same
+  // budget 22 -> 13 of 1,152 (worst 1.154 -> 1.089), instances over 1.02x on the seed means
+  // 6 -> 4 of 384, cell means within 0.015; at 1,000-20,000 machines within 0.011
+  // (benchmarks/RESULTS.md, plan_anytime_fresh320.jsonl).
+  if (!s.st.best.empty() && last_job_share(s.st.best, s.st.score.last) >= kPlainWalkLastJobShare) return;
   const std::string from = hulk_better ? s.hulk_name : "Search's start \"" + s.st.name + "\"";
   const double until = std::min(share, 1.0) * s.opts.time_limit_s;
   const auto ts = Clock::now();
