@@ -150,9 +150,9 @@ class AnytimePlanner {
   void add_send_time_start();
   // The descent on the last job (csrc/plan/descent.h) from the best start so far, until `share`
   // of the budget has passed; the result becomes one of Hulk's starts. Run early, it makes a good
-  // plan exist before the slower sources, whatever they cost. Not run where the job that
-  // finishes last in Search's best start so far holds 10% of the machines or more: finish()
-  // retraces Search's walk there, and that walk gets the time.
+  // plan exist before the slower sources, whatever they cost. Not run on clusters of under
+  // 1,000 machines where the job that finishes last in Search's best start so far holds 10% of
+  // the machines or more: finish() retraces Search's walk there, and that walk gets the time.
   void descend_best(double share);
   // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
   void record_step(double seconds);

@@ -834,6 +834,8 @@ bool AnytimePlanner::skipped_any() const { return !s_->skipped.empty() || !s_->s
 // usually a few percent, but 38% on 1,000 #1 (start "each job on the fewest machines") and
 // about 15% where OPT-175B finishes last on 20,000.
 constexpr double kPlainWalkLastJobShare = 0.1;
+// From this many machines the early descent always runs (AnytimePlanner::descend_best).
+constexpr int64_t kEarlyDescentAlwaysFromMachines = 1000;
 
 // Hulk runs Search's starts in plan_search's order (cheapest first, so that the longest start so
 // far predicts the next one), but System A's start last: in the 7,851 plans of Search's with a
@@ -924,15 +926,20 @@ void AnytimePlanner::descend_best(double share) {
   const bool hulk_better = !s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score);
   std::vector<int64_t> a = hulk_better ? s.hulk_best : s.st.best;
   if (a.empty()) return;
-  // Where the job that finishes last holds a large share of the machines (most clusters of
-  // 47-200 machines), finish() retraces Search's own walk first, and the time this descent takes
-  // (up to the share: 73 ms of 0.3 s on 47 measured machines) is worth more in that walk.
-  // Measured at 47-200 machines, 0.1-1 s, 3 seeds, on measured k = 300-327 and paper-fitted
-  // k = 320-327 (k = 320-327 run after the choice): plans over 1.02x Search's at the same
-  // budget 22 -> 13 of 1,152 (worst 1.154 -> 1.089), instances over 1.02x on the seed means
-  // 6 -> 4 of 384, cell means within 0.015; at 1,000-20,000 machines within 0.011
-  // (benchmarks/RESULTS.md, plan_anytime_fresh320.jsonl).
-  if (!s.st.best.empty() && last_job_share(s.st.best, s.st.score.last) >= kPlainWalkLastJobShare) return;
+  // On clusters of under 1,000 machines where the job that finishes last holds a large share of
+  // them (most clusters of 47-200 machines), finish() retraces Search's own walk first, and the
+  // time this descent takes (up to the share: 73 ms of 0.3 s on 47 measured machines) is worth
+  // more in that walk. Measured at 47-200 machines, 0.1-1 s, 3 seeds, on measured k = 300-327
+  // and paper-fitted k = 320-327 (k = 320-327 run after the choice): plans over 1.02x Search's
+  // at the same budget 22 -> 13 of 1,152 (worst 1.154 -> 1.089), instances over 1.02x on the
+  // seed means 6 -> 4 of 384, cell means within 0.015 (benchmarks/RESULTS.md,
+  // plan_anytime_fresh320.jsonl). Not on 1,000 machines and more: there the descent on a last
+  // job of hundreds of machines is worth its time (1,000 measured machines #3 at 1 s, last job
+  // 20%: Hulk / Search(60 s) 0.929 -> 1.037 and 0.974 -> 1.084 without it; k = 290-317 at
+  // 1,000-20,000 machines: cell means up to 0.013 worse).
+  if (s.c.size() < kEarlyDescentAlwaysFromMachines && !s.st.best.empty() &&
+      last_job_share(s.st.best, s.st.score.last) >= kPlainWalkLastJobShare)
+    return;
   const std::string from = hulk_better ? s.hulk_name : "Search's start \"" + s.st.name + "\"";
   const double until = std::min(share, 1.0) * s.opts.time_limit_s;
   const auto ts = Clock::now();

@@ -233,8 +233,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     The candidate sources come first, in this order: Search's first two starts (each job on the
     fewest machines; the greedy rule's groups grown as Search grows them), the greedy rule's
     groups and the GNN's proposal (the learned planner), the descent on the last job from the
-    best of these (until 30% of the budget at most; only where the job that finishes last holds
-    under 10% of the machines), Search's six other starts (System A's
+    best of these (until 30% of the budget at most; on clusters of under 1,000 machines only
+    where the job that finishes last holds under 10% of them), Search's six other starts (System A's
     last: never Search's best start in the benchmarks' plans), the region
     heuristic's groups (Algorithm 1 on them is shared with Search's
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
