@@ -122,8 +122,9 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // give back or swap a machine); then it offers the idle machines to the job that finishes last (closest first, in batches of
 // 1, 2, 4, ..., all (at most 4 x its group + 16) and one replica's worth), keeping a batch only
 // if the makespan drops, and descends once more. The notes say which source won, what
-// refinement gained, why machines stay idle, and each step's wall time in the order run. The jobs are copied; the cluster is shared, not
-// copied (a copy of a 5,000-machine cluster took 8-20 ms, a fifth of a 0.1 s budget).
+// refinement gained, why machines stay idle, and each step's wall time in the order run. The
+// jobs are copied; the cluster is shared, not copied (a copy of a 5,000-machine cluster took
+// 8-20 ms, a fifth of a 0.1 s budget).
 class AnytimePlanner {
  public:
   AnytimePlanner(std::shared_ptr<const Cluster> c, std::vector<ModelSpec> jobs, const SearchOptions& opts);

@@ -403,7 +403,6 @@ struct Starts {
   Score score;
   std::string name;  // the best start's
   std::vector<std::string> tried, skipped;
-  std::vector<double> tried_s;  // each tried start's wall time, in the order of `tried`
   double first_start_s = 0;  // the first start's wall time (it runs to the end whatever the limit)
   double longest = 0;        // the longest start's wall time
   std::vector<int64_t> regions;  // the "per region" start's classification
@@ -448,7 +447,6 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
       s = sb;
     }
     st.tried.push_back(name);
-    st.tried_s.push_back(seconds_since(ts));
     st.longest = std::max(st.longest, seconds_since(ts));
     if (name == "Hulk") st.hulk_start = a;
     if (st.best.empty() || s < st.score) {
@@ -763,7 +761,11 @@ struct AnytimePlanner::State {
   std::vector<std::string> skipped;
   // Every step that ran (Search's starts included) and its wall time, in order, for the notes.
   std::vector<std::pair<std::string, double>> step_times;
-  double classification_s = 0;  // the last record_step's time, charged to the next classification
+  double classification_s = 0;  // the caller's last record_step, charged to the next classification
+  void count_step(double seconds) {  // towards the skip rule's longest step
+    longest = std::max(longest, seconds);
+    started = true;
+  }
   // Each source's plan before refinement (Algorithm 1 with growth, or grown further as a start).
   struct Candidate {
     std::string source;
@@ -820,8 +822,7 @@ bool AnytimePlanner::time_for_another_step(double expected_s) const {
 }
 
 void AnytimePlanner::record_step(double seconds) {
-  s_->longest = std::max(s_->longest, seconds);
-  s_->started = true;
+  s_->count_step(seconds);
   s_->classification_s = seconds;
 }
 
@@ -869,9 +870,10 @@ void AnytimePlanner::add_search_starts(size_t from, size_t to) {
       o.time_limit_s = s.sources_limit_s();
     const size_t start = kHulkOrderOfSearchStarts[k];
     const size_t before = s.st.tried.size();
+    const auto ts = Clock::now();
     run_starts(s.c, s.jobs, s.ev, o, s.t0, s.st, start, start + 1);
-    for (size_t i = before; i < s.st.tried.size(); ++i)
-      s.step_times.push_back({"Search's start \"" + s.st.tried[i] + "\"", s.st.tried_s[i]});
+    if (s.st.tried.size() > before)  // the one start ran (not skipped)
+      s.step_times.push_back({"Search's start \"" + s.st.tried.back() + "\"", seconds_since(ts)});
   }
   s.started = true;
   s.longest = std::max(s.longest, s.st.longest);
@@ -903,7 +905,7 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
     s.add_start(source + " (Algorithm 1, growth, idle machines to the bottleneck jobs)", std::move(a), sa);
   }
   s.step_times.push_back({source, s.classification_s + seconds_since(ts)});
-  record_step(seconds_since(ts));
+  s.count_step(seconds_since(ts));
   s.classification_s = 0;
 }
 
@@ -917,8 +919,7 @@ void AnytimePlanner::add_send_time_start() {
   const Score sa = s.ev.score(a);
   s.add_start("the closest machines by send time (Search's greedy start, bandwidth-aware)", std::move(a), sa);
   s.step_times.push_back({"the closest machines by send time", seconds_since(ts)});
-  record_step(seconds_since(ts));
-  s.classification_s = 0;  // record_step's time is the caller's classification's, not this step's
+  s.count_step(seconds_since(ts));
 }
 
 void AnytimePlanner::descend_best(double share) {

@@ -234,8 +234,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     fewest machines; the greedy rule's groups grown as Search grows them), the greedy rule's
     groups and the GNN's proposal (the learned planner), the descent on the last job from the
     best of these (until 30% of the budget at most; on clusters of under 1,000 machines only
-    where the job that finishes last holds under 10% of them), Search's six other starts (System A's
-    last: never Search's best start in the benchmarks' plans), the region
+    where the job that finishes last holds under 10% of them), Search's six other starts
+    (System A's last: never Search's best start in the benchmarks' plans), the region
     heuristic's groups (Algorithm 1 on them is shared with Search's
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
@@ -252,8 +252,9 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     none of those helps) for at most half of the time left; then Search's annealing walks (half
     of the moves drawn on the last job), then the idle machines offered to the last job and the
     descent again. Returns the core plan; its notes say which source won, what refinement
-    gained and each step's wall time in the order run (a classification's own time included). Raises InputError naming ``time_limit_s`` when the plan is
-    infeasible and sources were left out for lack of time."""
+    gained and each step's wall time in the order run (a classification's own time included).
+    Raises InputError naming ``time_limit_s`` when the plan is infeasible and sources were left
+    out for lack of time."""
     sources = _hulk_sources(spec, job_specs, core_cluster, core_jobs, model, classes)
     planner = _core.plan.AnytimePlanner(core_cluster, core_jobs, max(seconds_left, 1e-9), int(seed), int(moves))
 
