@@ -336,23 +336,38 @@ class _StepCost:
     """The expected time of a step whose cost grows with the cluster (the GNN's proposal: the
     cluster's encoding, then the forward pass), so that the skip rule can leave it out before
     it runs rather than measure it: the longest step before it says little, being of another
-    kind. Seconds per machine, from this process's earlier runs on clusters of at least
-    ``MIN_MACHINES`` (on smaller ones the fixed costs dominate), each run weighing half; the
-    first guess is what the GNN's proposal took on a 2-core VM (1.3-1.9e-5 s per machine at
-    5,000-20,000 machines, 2026-11-26: 0.27-0.39 s at 20,000, so that at a 0.3 s budget it used
-    the whole budget and left Search's starts and the refinement no time)."""
+    kind. It grows faster than the machine count (the proposals alone on a 2-core VM,
+    2026-11-27: 4.5-5.9e-6 s per machine at 1,000-5,000 machines, 6.6-10.6e-6 at 20,000; within
+    a plan 0.27-0.28 s at 20,000), so one figure per machine learnt at 5,000 machines
+    underestimated 20,000 by three times: the proposal then took 0.28 s of a 0.3 s budget and
+    left the refinement nothing (9.76 h where the plan had 6.30 h). Hence per cluster size: the
+    mean of this process's runs at that size (each run weighing half), or for a size not seen,
+    the nearest size seen scaled by ``(N / n) ** EXPONENT`` upwards and in proportion downwards
+    (both err long rather than short); only runs on clusters of at least ``MIN_MACHINES`` count
+    (on smaller ones the fixed costs dominate). Before any run, ``first_guess`` seconds per
+    machine (0.3 s at 20,000 machines)."""
 
     MIN_MACHINES = 1_000
+    EXPONENT = 1.5
+    MAX_SIZES = 64  # sizes remembered (the oldest is dropped)
 
-    def __init__(self, seconds_per_machine: float):
-        self.seconds_per_machine = seconds_per_machine
+    def __init__(self, first_guess: float):
+        self.first_guess = first_guess
+        self.by_size: dict = {}  # machines -> seconds
 
     def expected_s(self, machines: int) -> float:
-        return self.seconds_per_machine * machines
+        if not self.by_size:
+            return self.first_guess * machines
+        n = min(self.by_size, key=lambda m: (abs(math.log(machines / m)), -m))
+        return self.by_size[n] * (machines / n) ** (self.EXPONENT if machines > n else 1.0)
 
     def record(self, machines: int, seconds: float) -> None:
-        if machines >= self.MIN_MACHINES:
-            self.seconds_per_machine = 0.5 * self.seconds_per_machine + 0.5 * seconds / machines
+        if machines < self.MIN_MACHINES:
+            return
+        old = self.by_size.pop(machines, None)
+        self.by_size[machines] = seconds if old is None else 0.5 * old + 0.5 * seconds
+        if len(self.by_size) > self.MAX_SIZES:
+            del self.by_size[next(iter(self.by_size))]
 
 
 _GNN_SOURCE = "the GNN's proposal"

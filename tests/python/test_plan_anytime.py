@@ -263,20 +263,28 @@ def test_the_gnns_proposal_is_left_out_when_its_expected_time_cannot_fit(monkeyp
     assert 0 < expected < 0.01  # the first guess, 1.5e-5 s per machine
     ran = planners.plan(c, PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
     assert "the GNN's proposal" in ran.notes[0] and not any("no time left" in n for n in ran.notes)
-    monkeypatch.setattr(planners._GNN_COST, "seconds_per_machine", 1e3)  # 80,000 s for these 80 machines
+    monkeypatch.setattr(planners, "_GNN_COST", planners._StepCost(1e3))  # 80,000 s for these 80 machines
     skipped = planners.plan(c, PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
     assert "the GNN's proposal" not in skipped.notes[0]
     assert any(n.startswith("hulk: no time left for 1 candidate source(s): the GNN's proposal") for n in skipped.notes)
 
 
-def test_the_gnns_expected_time_learns_from_large_clusters_only():
+def test_the_gnns_expected_time_learns_per_cluster_size_from_large_clusters_only():
     cost = planners._StepCost(2e-5)
-    assert cost.expected_s(10_000) == pytest.approx(0.2)
+    assert cost.expected_s(10_000) == pytest.approx(0.2)  # the first guess, per machine
     cost.record(200, 1.0)  # fixed costs dominate on small clusters: not learned from
-    assert cost.seconds_per_machine == pytest.approx(2e-5)
-    cost.record(10_000, 0.4)  # 4e-5 s per machine, weighing half
-    assert cost.seconds_per_machine == pytest.approx(3e-5)
-    assert cost.expected_s(20_000) == pytest.approx(0.6)
+    assert cost.expected_s(10_000) == pytest.approx(0.2)
+    cost.record(10_000, 0.4)
+    cost.record(10_000, 0.2)  # each run weighing half
+    assert cost.expected_s(10_000) == pytest.approx(0.3)
+    # Other sizes from the nearest one seen: faster than in proportion upwards (the time per
+    # machine grows with the cluster), in proportion downwards.
+    assert cost.expected_s(40_000) == pytest.approx(0.3 * 4**1.5)
+    assert cost.expected_s(5_000) == pytest.approx(0.15)
+    cost.record(5_000, 0.05)  # a smaller size seen does not lower a larger one's estimate
+    assert cost.expected_s(5_000) == pytest.approx(0.05)
+    assert cost.expected_s(20_000) == pytest.approx(0.3 * 2**1.5)
+    assert cost.expected_s(7_500) == pytest.approx(0.3 * 0.75)  # nearer 10,000 than 5,000 in ratio
 
 
 _STEP = re.compile(r"(.+?) (\d+)$")
