@@ -24,6 +24,7 @@ all-reduce ring minimise the job's whole iteration time.
 
 from __future__ import annotations
 
+import collections
 import math
 import time
 from typing import Iterable, Sequence
@@ -240,7 +241,8 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     "Hulk" start), then Search's greedy start with distances in send time instead of latency
     (on measured networks latency says little about bandwidth). Hulk's classifications (or the
     one ``classes`` / ``model`` gives) go through Algorithm 1 and growth and are grown further
-    as starts. The sources share the first 60% of the budget, each running only while the time
+    as starts (on clusters of 1,000 machines and more, growth stops once the makespan is final:
+    ``csrc/plan/growth.h``). The sources share the first 60% of the budget, each running only while the time
     left in that share exceeds the longest step so far (and, for the GNN's proposal, its expected
     time: ``_StepCost``); but where the job that finishes last in the best start so far
     holds at least 10% of the machines, Search's starts run as in Search
@@ -340,32 +342,36 @@ class _StepCost:
     2026-11-27: 4.5-5.9e-6 s per machine at 1,000-5,000 machines, 6.6-10.6e-6 at 20,000; within
     a plan 0.27-0.28 s at 20,000), so one figure per machine learnt at 5,000 machines
     underestimated 20,000 by three times: the proposal then took 0.28 s of a 0.3 s budget and
-    left the refinement nothing (9.76 h where the plan had 6.30 h). Hence per cluster size: the
-    mean of this process's runs at that size (each run weighing half), or for a size not seen,
-    the nearest size seen scaled by ``(N / n) ** EXPONENT`` upwards and in proportion downwards
-    (both err long rather than short); only runs on clusters of at least ``MIN_MACHINES`` count
-    (on smaller ones the fixed costs dominate). Before any run, ``first_guess`` seconds per
-    machine (0.3 s at 20,000 machines)."""
+    left the refinement nothing (9.76 h where the plan had 6.30 h). And clusters of one size
+    differ (at 20,000 measured machines 0.12-0.22 s, by their regions and links): a mean of
+    0.14 s let a 0.19-0.22 s proposal into a 0.3 s budget. Hence per cluster size: the longest
+    of this process's last ``WINDOW`` runs at that size, or for a size not seen, the nearest
+    size seen scaled by ``(N / n) ** EXPONENT`` upwards and in proportion downwards (all err
+    long rather than short); only runs on clusters of at least ``MIN_MACHINES`` count (on
+    smaller ones the fixed costs dominate). Before any run, ``first_guess`` seconds per machine
+    (0.3 s at 20,000 machines)."""
 
     MIN_MACHINES = 1_000
     EXPONENT = 1.5
-    MAX_SIZES = 64  # sizes remembered (the oldest is dropped)
+    WINDOW = 8      # runs remembered per size
+    MAX_SIZES = 64  # sizes remembered (the least recently run is dropped)
 
     def __init__(self, first_guess: float):
         self.first_guess = first_guess
-        self.by_size: dict = {}  # machines -> seconds
+        self.by_size: dict = {}  # machines -> the last WINDOW runs' seconds
 
     def expected_s(self, machines: int) -> float:
         if not self.by_size:
             return self.first_guess * machines
         n = min(self.by_size, key=lambda m: (abs(math.log(machines / m)), -m))
-        return self.by_size[n] * (machines / n) ** (self.EXPONENT if machines > n else 1.0)
+        return max(self.by_size[n]) * (machines / n) ** (self.EXPONENT if machines > n else 1.0)
 
     def record(self, machines: int, seconds: float) -> None:
         if machines < self.MIN_MACHINES:
             return
-        old = self.by_size.pop(machines, None)
-        self.by_size[machines] = seconds if old is None else 0.5 * old + 0.5 * seconds
+        runs = self.by_size.pop(machines, None) or collections.deque(maxlen=self.WINDOW)
+        runs.append(seconds)
+        self.by_size[machines] = runs
         if len(self.by_size) > self.MAX_SIZES:
             del self.by_size[next(iter(self.by_size))]
 

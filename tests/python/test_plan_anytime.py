@@ -275,8 +275,11 @@ def test_the_gnns_expected_time_learns_per_cluster_size_from_large_clusters_only
     cost.record(200, 1.0)  # fixed costs dominate on small clusters: not learned from
     assert cost.expected_s(10_000) == pytest.approx(0.2)
     cost.record(10_000, 0.4)
-    cost.record(10_000, 0.2)  # each run weighing half
-    assert cost.expected_s(10_000) == pytest.approx(0.3)
+    cost.record(10_000, 0.2)  # the longest of the recent runs: clusters of one size differ
+    assert cost.expected_s(10_000) == pytest.approx(0.4)
+    for _ in range(planners._StepCost.WINDOW - 1):
+        cost.record(10_000, 0.3)
+    assert cost.expected_s(10_000) == pytest.approx(0.3)  # 0.4 has left the window
     # Other sizes from the nearest one seen: faster than in proportion upwards (the time per
     # machine grows with the cluster), in proportion downwards.
     assert cost.expected_s(40_000) == pytest.approx(0.3 * 4**1.5)
