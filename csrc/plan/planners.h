@@ -103,12 +103,16 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // after the cheap ones), each through
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are
 // disjoint, grown further as Search grows its starts (closest idle machines, any region), and
-// Search's greedy start by send time (add_send_time_start). A step after the first runs only
+// Search's greedy start by send time (add_send_time_start). On clusters of 1,000 machines and
+// more every start's growth stops once the makespan is final (growth.h GrowUntil: the same
+// makespans as Search's starts at less than half the time; the other jobs keep fewer idle
+// machines than Search would give them). A step after the first runs only
 // while the time left in that share exceeds the longest step so far, or the step's own expected
 // time when the caller knows it and it is longer (time_for_another_step).
 // finish() spends the rest refining. Where the job that finishes last holds at least 10% of the
 // machines, Search's own first walk comes first, for half of the time left (from Search's best
-// start, every move uniform, the same seed: it retraces Search's walk as far as it gets; see
+// start, grown as Search grows it, every move uniform, the same seed: it retraces Search's walk
+// as far as it gets; see
 // AnytimePlanner::finish). Then the job that finishes last is regrown from its free machines
 // (csrc/plan/reseed.h: a descent on its time from each of the regions of most free compute,
 // for a quarter of the time left; the best group replaces its own when shorter). Then the

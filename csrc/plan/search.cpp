@@ -1,6 +1,7 @@
 // The search planner: greedy start, then annealing over moves and swaps.
 #include "csrc/plan/job_helpers.h"
 #include "csrc/plan/evaluator.h"
+#include "csrc/plan/growth.h"
 #include "csrc/plan/descent.h"
 #include "csrc/plan/reseed.h"
 #include "csrc/plan/assignment.h"
@@ -31,81 +32,6 @@ using namespace detail;
 // ---- search ----------------------------------------------------------------------------------------
 
 namespace {
-
-// How far machine x is from machine y for job j: the latency (Search's measure), or the time
-// to send one micro-batch's boundary activations of j (bandwidth included; Hulk's extra start).
-// Both grow with y's access latency within y's region (closest_per_region relies on it).
-using JobDistance = std::function<double(size_t j, int64_t x, int64_t y)>;
-JobDistance latency_distance(const Cluster& c) {
-  return [&c](size_t, int64_t x, int64_t y) { return c.latency_s(x, y); };
-}
-JobDistance send_time_distance(const Cluster& c, const std::vector<ModelSpec>& jobs) {
-  std::vector<double> bytes;
-  for (const ModelSpec& m : jobs) bytes.push_back(m.boundary_bytes(micro_batch(m, 1)));
-  return [&c, bytes](size_t j, int64_t x, int64_t y) { return c.send_time(x, y, bytes[j]); };
-}
-
-// Bottleneck growth: repeatedly takes the job with the longest time (an infeasible one
-// first) and gives it the idle machines closest to its group, in a batch of its own size,
-// halving the batch down to one machine until a batch shortens its time; a job no batch
-// helps is done. O(J log^2 N) evaluations; distances to each group are kept incrementally.
-void grow_groups(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
-                 const std::function<bool()>& out_of_time, const JobDistance& distance) {
-  const int64_t N = c.size();
-  const size_t J = jobs.size();
-  std::vector<std::vector<int64_t>> g = groups_of(assign, J);
-  std::vector<std::vector<double>> dist(J);
-  std::vector<uint8_t> done(J, 0);
-  // Distances to the added machines' closest per region (both distances grow with access
-  // latency within a region): O(R N) calls; on an explicit cluster (every machine its own
-  // "region", up to 4,096) that is still O(|added| N), so the clock is read every 64 rows;
-  // false when it ran out (growth stops).
-  auto add_distances = [&](size_t j, const std::vector<int64_t>& added) {
-    auto& d = dist[j];
-    if (d.empty()) d.assign(static_cast<size_t>(N), kInf);
-    const std::vector<int64_t> near = closest_per_region(c, added);
-    for (size_t i = 0; i < near.size(); ++i) {
-      if (i % 64 == 63 && out_of_time()) return false;
-      for (int64_t x = 0; x < N; ++x) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], distance(j, x, near[i]));
-    }
-    return true;
-  };
-  for (;;) {
-    if (out_of_time()) break;
-    const auto [pick, worst] = slowest_job(ev, g, done);
-    if (pick < 0) break;
-    const size_t j = static_cast<size_t>(pick);
-    std::vector<int64_t> free;
-    for (int64_t x = 0; x < N; ++x)
-      if (assign[static_cast<size_t>(x)] < 0) free.push_back(x);
-    // Machines are only ever taken here: with none idle no job can grow (and the distances,
-    // the costly part, are not needed; System A's start on 20,000 machines leaves none idle).
-    if (free.empty()) break;
-    if (dist[j].empty() && !add_distances(j, g[j])) break;
-    const auto& d = dist[j];
-    size_t take = std::min(free.size(), g[j].size());
-    // Only the `take` closest are needed: partial sort, ties by id for determinism.
-    const auto closer = [&](int64_t a, int64_t b) {
-      return d[static_cast<size_t>(a)] < d[static_cast<size_t>(b)] || (d[static_cast<size_t>(a)] == d[static_cast<size_t>(b)] && a < b);
-    };
-    std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take), free.end(), closer);
-    bool grew = false;
-    for (; take >= 1 && !out_of_time(); take /= 2) {
-      std::vector<int64_t> trial = g[j];
-      trial.insert(trial.end(), free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take));
-      std::sort(trial.begin(), trial.end());
-      if (ev.job(j, trial).time < worst * (1 - 1e-9)) {
-        const std::vector<int64_t> added(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(take));
-        for (int64_t x : added) assign[static_cast<size_t>(x)] = static_cast<int64_t>(j);
-        g[j] = std::move(trial);
-        add_distances(j, added);  // a partial update only when out of time, and the loop then ends
-        grew = true;
-        break;
-      }
-    }
-    if (!grew) done[j] = 1;
-  }
-}
 
 // The other growth, as Hulk's (hulk/planner.py grow_bottleneck): the job that finishes last
 // tries 1, 2, 4, 8 or 16 more of the fastest idle machines of the regions it already uses
@@ -159,9 +85,10 @@ void grow_fastest_in_regions(const Cluster& c, const std::vector<ModelSpec>& job
 // Greedy start: jobs by decreasing memory need each grow a group from the free machine with
 // the most memory, adding the free machine closest to the group, until best_pipeline fits.
 // A job that cannot fit on every free machine takes none (so the others still can). Then
-// grow_groups hands out the idle machines.
+// grow_groups hands out the idle machines (until `until`).
 std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
-                                       const std::function<bool()>& out_of_time, const JobDistance& distance) {
+                                       const std::function<bool()>& out_of_time, const JobDistance& distance,
+                                       GrowUntil until) {
   const int64_t N = c.size();
   std::vector<int64_t> assign(static_cast<size_t>(N), -1);
   for (int64_t j : jobs_by_need(jobs)) {
@@ -201,7 +128,7 @@ std::vector<int64_t> greedy_assignment(const Cluster& c, const std::vector<Model
     if (ok)
       for (int64_t x : g) assign[static_cast<size_t>(x)] = j;
   }
-  grow_groups(c, jobs, ev, assign, out_of_time, distance);
+  grow_groups(c, jobs, ev, assign, out_of_time, distance, until);
   return assign;
 }
 
@@ -407,6 +334,8 @@ struct Starts {
   double longest = 0;        // the longest start's wall time
   std::vector<int64_t> regions;  // the "per region" start's classification
   std::vector<int64_t> hulk_start;  // Hulk's start after growth; empty when it did not run
+  GrowUntil grow_until = GrowUntil::EveryJobDone;  // each start's growth (Search: every job)
+  bool best_grown_to_makespan = false;  // best came from grow_groups stopped at a final makespan
   // Hulk's plans through Algorithm 1 and partition (which may make a job wait for another,
   // as no concurrent assignment can), candidates as they are.
   Plan hulk, hulk_fastest;
@@ -439,12 +368,14 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
     std::vector<int64_t> a = make();
     // Idle machines to the bottleneck jobs while that helps, in two ways; the better one stays.
     std::vector<int64_t> b = a;
-    grow_groups(c, jobs, ev, a, out_of_time, latency_distance(c));
+    grow_groups(c, jobs, ev, a, out_of_time, latency_distance(c), st.grow_until);
     grow_fastest_in_regions(c, jobs, ev, b, out_of_time);
     Score s = ev.score(a);
+    bool grown_to_makespan = st.grow_until == GrowUntil::MakespanFixed;
     if (const Score sb = ev.score(b); sb < s) {
       a = std::move(b);
       s = sb;
+      grown_to_makespan = false;
     }
     st.tried.push_back(name);
     st.longest = std::max(st.longest, seconds_since(ts));
@@ -453,6 +384,7 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
       st.best = std::move(a);
       st.score = s;
       st.name = name;
+      st.best_grown_to_makespan = grown_to_makespan;
     }
   };
   const std::pair<const char*, std::function<std::vector<int64_t>()>> starts[kStarts] = {
@@ -480,7 +412,7 @@ void run_starts(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator&
          std::vector<int64_t> a = disjoint_assignment(c, st.hulk);
          return a.empty() ? std::vector<int64_t>(static_cast<size_t>(c.size()), -1) : a;
        }},
-      {"greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time, latency_distance(c)); }},
+      {"greedy", [&] { return greedy_assignment(c, jobs, ev, out_of_time, latency_distance(c), st.grow_until); }},
   };
   for (size_t k = from; k < std::min(to, kStarts); ++k) {
     add(starts[k].first, starts[k].second);
@@ -748,6 +680,15 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
 
 }  // namespace
 
+// From this many machines Hulk grows Search's starts and its own only until the makespan is
+// final (GrowUntil::MakespanFixed): the same makespans at less than half the time, so more of
+// Search's starts fit in the sources' share (5,000 measured machines, #301 paper4: the eight
+// starts 0.31 s -> 0.14 s; at 0.3 s Hulk ran three of them before, all eight now, and took
+// Search's winner, System B's, 5.48 h -> 5.10 h). Below it the eight starts take milliseconds
+// (0.3-20 ms at 47-200 measured machines), and the refinement there retraces Search's own walk
+// from Search's best start, which needs that start as Search grows it.
+constexpr int64_t kMakespanGrowthFromMachines = 1000;
+
 struct AnytimePlanner::State {
   std::shared_ptr<const Cluster> shared;  // keeps c alive
   const Cluster& c;
@@ -812,6 +753,7 @@ AnytimePlanner::AnytimePlanner(std::shared_ptr<const Cluster> c, std::vector<Mod
   if (!c) throw std::invalid_argument("AnytimePlanner: cluster is null");
   if (!(opts.time_limit_s > 0)) throw std::invalid_argument("AnytimePlanner: time_limit_s must be > 0");
   s_ = std::make_unique<State>(std::move(c), std::move(jobs), opts);
+  if (s_->c.size() >= kMakespanGrowthFromMachines) s_->st.grow_until = GrowUntil::MakespanFixed;
 }
 AnytimePlanner::~AnytimePlanner() = default;
 
@@ -895,7 +837,7 @@ void AnytimePlanner::add_classification(const std::string& source, const std::ve
   if (!a.empty()) {  // as a start: idle machines to the bottleneck jobs as Search grows its starts (any region)
     std::vector<int64_t> b = a;
     const auto out_of_time = [&] { return s.sources_out_of_time(); };
-    grow_groups(s.c, s.jobs, s.ev, a, out_of_time, latency_distance(s.c));
+    grow_groups(s.c, s.jobs, s.ev, a, out_of_time, latency_distance(s.c), s.st.grow_until);
     grow_fastest_in_regions(s.c, s.jobs, s.ev, b, out_of_time);
     Score sa = s.ev.score(a);
     if (const Score sb = s.ev.score(b); sb < sa) {
@@ -915,7 +857,7 @@ void AnytimePlanner::add_send_time_start() {
   State& s = *s_;
   const auto ts = Clock::now();
   const auto out_of_time = [&] { return s.sources_out_of_time(); };
-  std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs));
+  std::vector<int64_t> a = greedy_assignment(s.c, s.jobs, s.ev, out_of_time, send_time_distance(s.c, s.jobs), s.st.grow_until);
   const Score sa = s.ev.score(a);
   s.add_start("the closest machines by send time (Search's greedy start, bandwidth-aware)", std::move(a), sa);
   s.step_times.push_back({"the closest machines by send time", seconds_since(ts)});
@@ -963,8 +905,9 @@ Plan AnytimePlanner::finish() {
   State& s = *s_;
   const double refinement_from = seconds_since(s.t0);
   // Search's best start as Search's own first walk starts from it (no descent).
-  const std::vector<int64_t> search_start = s.st.best;
+  std::vector<int64_t> search_start = s.st.best;
   const std::string search_start_name = s.st.name;
+  const bool search_start_grown_to_makespan = s.st.best_grown_to_makespan;
   // Search's starts as candidates: the best concurrent one and its two Algorithm 1 plans.
   if (!s.st.best.empty())
     s.candidates.push_back({"Search's start \"" + s.st.name + "\"", s.laid_out(s.st.best)});
@@ -1012,6 +955,11 @@ Plan AnytimePlanner::finish() {
       SearchOptions half = s.opts;
       half.time_limit_s = seconds_since(s.t0) + std::max(0.0, s.opts.time_limit_s - seconds_since(s.t0)) / 2;
       if (s.opts.max_iterations > 0) half.max_iterations = (s.opts.max_iterations + 1) / 2;
+      // Search's start as Search grows it (every job, not only until the makespan is final):
+      // the growth's deterministic rest, so the walk is Search's own.
+      if (search_start_grown_to_makespan)
+        grow_groups(s.c, s.jobs, s.ev, search_start, [&] { return seconds_since(s.t0) >= half.time_limit_s; },
+                    latency_distance(s.c));
       plain = anneal(s.c, s.jobs, s.ev, search_start, half, s.t0, /*focus=*/false);
       if (plain.score < s.st.score) {
         s.st.best = plain.best;
