@@ -250,7 +250,7 @@ void bind_plan(py::module_& m) {
            py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"), py::arg("max_iterations"))
       .def("elapsed_s", &AnytimePlanner::elapsed_s)
       .def("time_for_another_step", &AnytimePlanner::time_for_another_step, py::arg("expected_s") = 0.0)
-      .def("record_step", &AnytimePlanner::record_step, py::arg("seconds"))
+      .def("record_step", &AnytimePlanner::record_step, py::arg("seconds"), py::arg("nothing_from") = "")
       .def("skip", &AnytimePlanner::skip, py::arg("source"))
       .def("skipped_any", &AnytimePlanner::skipped_any)
       .def("add_search_starts", &AnytimePlanner::add_search_starts, py::arg("first"), py::arg("end"),

@@ -159,8 +159,10 @@ class AnytimePlanner {
   // 1,000 machines where the job that finishes last in Search's best start so far holds 10% of
   // the machines or more: finish() retraces Search's walk there, and that walk gets the time.
   void descend_best(double share);
-  // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference).
-  void record_step(double seconds);
+  // Counts a step's time towards the longest one (work done outside, e.g. the GNN's inference),
+  // charged in the notes to the classification added next; with `nothing_from`, a step that gave
+  // no classification (the GNN's proposal when it is the rule's groups), named in the notes so.
+  void record_step(double seconds, const std::string& nothing_from = "");
   void skip(const std::string& source);  // named in the notes as left out for lack of time
   Plan finish();
   bool skipped_any() const;

@@ -763,9 +763,12 @@ bool AnytimePlanner::time_for_another_step(double expected_s) const {
   return !s_->started || seconds_since(s_->t0) + std::max(s_->longest, expected_s) < s_->sources_limit_s();
 }
 
-void AnytimePlanner::record_step(double seconds) {
+void AnytimePlanner::record_step(double seconds, const std::string& nothing_from) {
   s_->count_step(seconds);
-  s_->classification_s = seconds;
+  if (nothing_from.empty())
+    s_->classification_s = seconds;
+  else
+    s_->step_times.push_back({nothing_from + " (no new classification)", seconds});
 }
 
 void AnytimePlanner::skip(const std::string& source) { s_->skipped.push_back(source); }

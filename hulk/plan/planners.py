@@ -268,7 +268,7 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
         t = time.perf_counter()
         c = make()
         seconds = time.perf_counter() - t
-        planner.record_step(seconds)
+        planner.record_step(seconds, "" if c is not None else source)
         if gnn:
             _GNN_COST.record(len(spec), seconds)
         if c is not None:

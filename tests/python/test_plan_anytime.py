@@ -269,6 +269,22 @@ def test_the_gnns_proposal_is_left_out_when_its_expected_time_cannot_fit(monkeyp
     assert any(n.startswith("hulk: no time left for 1 candidate source(s): the GNN's proposal") for n in skipped.notes)
 
 
+def test_a_gnn_proposal_that_is_the_rules_groups_is_named_among_the_steps(monkeypatch):
+    """The GNN ran but proposed nothing new: its time is still in the note, so that the steps
+    account for the budget."""
+
+    class RuleOnly:
+        def proposals(self, spec, jobs):
+            return [np.asarray(planners.greedy_classes(spec, jobs))]
+
+    monkeypatch.setattr(planners.learned, "default_planner", lambda: RuleOnly())
+    p = planners.plan(measured_like(4), PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
+    names = [s for s, _ in _steps(p.notes)[0]]
+    assert "the GNN's proposal (no new classification)" in names
+    assert names.index("the GNN's proposal (no new classification)") == names.index("the greedy rule's groups") + 1
+    assert "the GNN's proposal" not in p.notes[0]  # not a candidate
+
+
 def test_the_gnns_expected_time_learns_per_cluster_size_from_large_clusters_only():
     cost = planners._StepCost(2e-5)
     assert cost.expected_s(10_000) == pytest.approx(0.2)  # the first guess, per machine
