@@ -339,10 +339,10 @@ class _StepCost:
     cluster's encoding, then the forward pass), so that the skip rule can leave it out before
     it runs rather than measure it: the longest step before it says little, being of another
     kind. It grows faster than the machine count (the proposals alone on a 2-core VM,
-    2026-11-27: 4.5-5.9e-6 s per machine at 1,000-5,000 machines, 6.6-10.6e-6 at 20,000; within
-    a plan 0.27-0.28 s at 20,000), so one figure per machine learnt at 5,000 machines
-    underestimated 20,000 by three times: the proposal then took 0.28 s of a 0.3 s budget and
-    left the refinement nothing (9.76 h where the plan had 6.30 h). And clusters of one size
+    2026-11-27: 4.5-5.9e-6 s per machine at 1,000-5,000 machines, 6.6-10.6e-6 at 20,000), so one
+    figure per machine learnt at 5,000 machines let the proposal run at 20,000 measured machines
+    (#314 paper4), where it took 0.27-0.28 s of a 0.3 s budget and left the refinement nothing
+    (9.76 h where the plan had 6.30 h). And clusters of one size
     differ (at 20,000 measured machines 0.12-0.22 s, by their regions and links): a mean of
     0.14 s let a 0.19-0.22 s proposal into a 0.3 s budget. Hence per cluster size: the longest
     of this process's last ``WINDOW`` runs at that size, or for a size not seen, the nearest
