@@ -17,32 +17,6 @@ using namespace hulk::plan;
 using namespace hulk::plan::detail;
 using namespace plan_fixtures;
 
-// R regions of random latency and bandwidth, machines of random memory, speed and access latency.
-Cluster random_regions(std::mt19937_64& rng, int n, int R) {
-  std::uniform_real_distribution<double> unit(0, 1);
-  RegionalNetwork net;
-  net.regions = R;
-  net.base_latency_ms.assign(static_cast<size_t>(R * R), 0);
-  net.base_bandwidth_gbps.assign(static_cast<size_t>(R * R), 1);
-  net.region_link.assign(static_cast<size_t>(R * R), 1);
-  for (int r = 0; r < R; ++r)
-    for (int q = r; q < R; ++q) {
-      const double lat = r == q ? 0.5 : 5 + 150 * unit(rng);
-      const double bw = r == q ? 100 : 0.1 + 10 * unit(rng);
-      for (auto [a, b] : {std::pair{r, q}, std::pair{q, r}}) {
-        net.base_latency_ms[static_cast<size_t>(a * R + b)] = lat;
-        net.base_bandwidth_gbps[static_cast<size_t>(a * R + b)] = bw;
-      }
-    }
-  std::vector<Machine> ms;
-  for (int i = 0; i < n; ++i) {
-    net.region.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(R)));
-    net.access_ms.push_back(0.01 + 2 * unit(rng));
-    ms.push_back({"", "R" + std::to_string(net.region.back()), 2 + 14 * unit(rng), 20 + 280 * unit(rng), "", 1});
-  }
-  return Cluster::from_network(ms, net, MissingLinkRule::Route);
-}
-
 // Each machine on a random job with probability `taken`, else idle.
 std::vector<int64_t> random_start(std::mt19937_64& rng, int64_t n, size_t jobs, double taken) {
   std::uniform_real_distribution<double> unit(0, 1);
@@ -58,7 +32,8 @@ TEST(PlanGrowth, StoppedAtTheFinalMakespanItIsAPartOfTheFullGrowthWithItsMakespa
   int fewer = 0;  // trials where the full growth handed out more machines
   for (int trial = 0; trial < 60; ++trial) {
     const int n = 20 + static_cast<int>(rng() % 100);
-    const Cluster c = trial % 3 == 2 ? random_linked(rng, n) : random_regions(rng, n, 1 + static_cast<int>(rng() % 9));
+    const Cluster c = trial % 3 == 2 ? random_linked(rng, n)
+                                      : random_regional(rng, n, 1 + static_cast<int>(rng() % 9), 2, MissingLinkRule::Route);
     std::vector<ModelSpec> jobs{model("j0", 8, 3e7, 32, 50), model("j1", 12, 2e7, 64, 80), model("j2", 6, 6e7, 16, 30)};
     jobs.resize(2 + static_cast<size_t>(trial % 2));
     const std::vector<int64_t> start = random_start(rng, c.size(), jobs.size(), 0.05 + 0.3 * (trial % 4) / 3.0);
@@ -90,7 +65,7 @@ TEST(PlanGrowth, StoppedAtTheFinalMakespanItIsAPartOfTheFullGrowthWithItsMakespa
 
 TEST(PlanGrowth, StopsWithTheClock) {
   std::mt19937_64 rng(7);
-  const Cluster c = random_regions(rng, 80, 5);
+  const Cluster c = random_regional(rng, 80, 5, 2, MissingLinkRule::Route);
   const std::vector<ModelSpec> jobs{model("j0", 8, 3e7, 32, 50), model("j1", 12, 2e7, 64, 80)};
   const std::vector<int64_t> start = random_start(rng, c.size(), jobs.size(), 0.1);
   for (const GrowUntil until : {GrowUntil::EveryJobDone, GrowUntil::MakespanFixed}) {

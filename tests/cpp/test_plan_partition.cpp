@@ -243,39 +243,6 @@ TEST(PlanPartition, ChainOrderStartsAtMostMemoryAndStaysInRegion) {
   EXPECT_EQ(as_set({chain[0], chain[1], chain[2]}), (std::set<int64_t>{3, 4, 5}));
 }
 
-// A random regional cluster: R regions with random (symmetric) latency and bandwidth, some
-// region pairs unlinked; access latencies all zero, drawn from three values (ties within a
-// region), or continuous. With `far_homes`, a region's own latency is drawn from 0.5-50 ms,
-// so some regions are closer to another region than to themselves.
-Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_kind, MissingLinkRule rule, bool far_homes = false) {
-  std::uniform_real_distribution<double> unit(0, 1);
-  RegionalNetwork net;
-  net.regions = R;
-  net.base_latency_ms.assign(static_cast<size_t>(R * R), 0);
-  net.base_bandwidth_gbps.assign(static_cast<size_t>(R * R), 1);
-  net.region_link.assign(static_cast<size_t>(R * R), 1);
-  for (int r = 0; r < R; ++r)
-    for (int q = r; q < R; ++q) {
-      // A few repeated values, so that different region pairs tie too.
-      const double home = far_homes ? std::floor(1 + 100 * unit(rng)) * 0.5 : 0.5;
-      const double lat = r == q ? home : std::floor(1 + 4 * unit(rng)) * 10;
-      const double bw = r == q ? 100 : std::floor(1 + 3 * unit(rng));
-      const bool link = r == q || unit(rng) < 0.8;
-      for (auto [a, b] : {std::pair{r, q}, std::pair{q, r}}) {
-        net.base_latency_ms[static_cast<size_t>(a * R + b)] = lat;
-        net.base_bandwidth_gbps[static_cast<size_t>(a * R + b)] = bw;
-        net.region_link[static_cast<size_t>(a * R + b)] = link;
-      }
-    }
-  std::vector<Machine> ms;
-  for (int i = 0; i < n; ++i) {
-    net.region.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(R)));
-    net.access_ms.push_back(access_kind == 0 ? 0.0 : access_kind == 1 ? 0.25 * static_cast<double>(rng() % 3) : 0.001 + unit(rng));
-    ms.push_back({"", "R" + std::to_string(net.region.back()), 8.0 * static_cast<double>(1 + rng() % 3), 50.0 + 50.0 * static_cast<double>(rng() % 2), "", 1});
-  }
-  return Cluster::from_network(ms, net, rule);
-}
-
 TEST(PlanPartition, ChainOrderOnRegionalClustersMatchesThePlainWalk) {
   // chain_order's regional shortcuts (one candidate per region and step; staying home
   // without a scan when no other region can be closer) against the plain walk: the same
