@@ -174,3 +174,18 @@ def test_plan_classes_is_hulk_without_growth_or_refinement():
     assert p.makespan_s == q.makespan_s and p.to_dict()["jobs"] == q.jobs
     with pytest.raises(ValueError, match="classes: expected 90 integer job indices"):
         rules.plan_classes(c, jobs, classes[:-1])
+
+
+@pytest.mark.parametrize("bad", [[0, True], [0, 1.0], [0, "1"], [0, 2**70], [0, -2**70], [0, 4], [-2, 0], [0],
+                                 [0, 1, 2], np.array([0.0, 1.0]), np.array([True, False]), np.array([[0, 1]])])
+def test_check_classes_rejects_what_is_not_two_job_indices(bad):
+    with pytest.raises(ValueError, match=r"classes: expected 2 integer job indices in \[-1, 4\)"):
+        rules.check_classes(bad, 2, 4)
+
+
+def test_check_classes_takes_any_integers_and_gives_python_ints():
+    for ok, want in [([np.int32(3), -1], [3, -1]), (np.array([1, 3], np.uint8), [1, 3]), ((0, 2), [0, 2]),
+                     (iter([3, 0]), [3, 0]), (np.array([-1, 0]), [-1, 0])]:
+        got = rules.check_classes(ok, 2, 4)
+        assert got == want and all(type(v) is int for v in got), (ok, got)
+    assert rules.check_classes([], 0, 4) == []
