@@ -34,6 +34,8 @@ the generator's region cap), 8-GPU machines, and on odd k one GPU type for all (
     python benchmarks/bench_plan_anytime.py --results plan_anytime_heldout.jsonl --modes measured \\
         --no-bundled --sizes 47,200,1000 --instances 8 --first-instance 30 --budgets 0.1,0.3,1,3 \\
         --reference 3         # clusters the default run never planned (its own section in RESULTS.md)
+    python benchmarks/bench_plan_anytime.py --results search_again.jsonl --planners search ...  # an earlier
+        # run's options: Search alone again, for --report --rerun search_again.jsonl (Search against itself)
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def run(args) -> None:
         cluster = None
         for set_name in args.job_sets:
             jobs = JOB_SETS[set_name]
-            todo = [("search", args.reference)] + [(p, t) for t in args.budgets for p in ("hulk", "search")]
+            todo = [("search", args.reference)] + [(p, t) for t in args.budgets for p in ("hulk", "search")
+                                                   if p in args.planners]
             if args.ablations:
                 todo += [(a, args.ablation_budget) for a in ABLATIONS]
             todo = list(dict.fromkeys(todo))  # the reference may be one of the budgets
@@ -400,11 +403,12 @@ def rerun_lines(rows: list, again: list) -> list:
         c = cells.setdefault((mode, n, budget), {"hulk": [], "search": [], "vs": {1: [], 2: []}})
         # both directions: either run may be the slower one
         c[planner] += [o["makespan_s"] / r["makespan_s"], r["makespan_s"] / o["makespan_s"]]
-        for k, plans in ((1, first), (2, second)):
-            h = plans.get((mode, n, inst, job_set, seed, "hulk", budget))
+    # Hulk(t) / Search(t) within each run, in the cells above (a Search-only rerun has run 1's)
+    for k, plans in ((1, first), (2, second)):
+        for (mode, n, inst, job_set, seed, planner, budget), h in plans.items():
             srch = plans.get((mode, n, inst, job_set, seed, "search", budget))
-            if planner == "hulk" and h and srch and h["feasible"] and srch["feasible"]:
-                c["vs"][k].append(h["makespan_s"] / srch["makespan_s"])
+            if planner == "hulk" and (mode, n, budget) in cells and srch and h["feasible"] and srch["feasible"]:
+                cells[(mode, n, budget)]["vs"][k].append(h["makespan_s"] / srch["makespan_s"])
     if not cells:
         return []
     out = ["", f"Run to run: the same planner, budget and instance in the two runs (both directions, so "
@@ -425,6 +429,32 @@ def rerun_lines(rows: list, again: list) -> list:
     out += ["", f"In all: Search against itself {_over(totals['search'])} ratios over {WORST_BOUND:g}x, Hulk against "
                 f"itself {_over(totals['hulk'])}; Hulk(t) / Search(t) {_over(totals[1])} (run 1) and "
                 f"{_over(totals[2])} (run 2)."]
+    means = _rerun_seed_means(first, second)
+    if means:
+        out += ["", "On each instance's geometric mean over its seeds (instances with two or more seeds in both "
+                    "runs, both directions): " + "; ".join(
+                        f"{name} against itself {_over(v)} over {WORST_BOUND:g}x (worst {max(v):.3f})"
+                        for name, v in means.items()) + "."]
+    return out
+
+
+def _rerun_seed_means(first: dict, second: dict) -> dict:
+    """Planner name -> the ratios of each instance's geometric mean over its seeds in one run to
+    the other's (both directions), where the instance has the same two or more seeds, all
+    feasible, in both runs (``plans_by_key`` dicts); planners without such an instance left out."""
+    seeds = {}
+    for run, plans in ((0, first), (1, second)):
+        for (mode, n, inst, job_set, seed, planner, budget), r in plans.items():
+            if planner in ("hulk", "search"):
+                seeds.setdefault((planner, mode, n, inst, job_set, budget), ({}, {}))[run][seed] = r
+    out = {}
+    for (planner, *_), (a, b) in sorted(seeds.items(), key=lambda x: x[0][0] != "search"):
+        common = sorted(set(a) & set(b))
+        if len(common) < 2 or not all(a[k]["feasible"] and b[k]["feasible"] for k in common):
+            continue
+        ratio = (statistics.geometric_mean([b[k]["makespan_s"] for k in common])
+                 / statistics.geometric_mean([a[k]["makespan_s"] for k in common]))
+        out.setdefault("Search" if planner == "search" else "Hulk", []).extend([ratio, 1 / ratio])
     return out
 
 
@@ -591,6 +621,10 @@ def main(argv=None) -> int:
     ap.add_argument("--job-sets", type=_choices(tuple(JOB_SETS)), default=list(JOB_SETS))
     ap.add_argument("--no-bundled", dest="bundled", action="store_false", help="skip the bundled 47-server cluster")
     ap.add_argument("--seed", type=int, default=0, help="the planners' seed (default 0)")
+    ap.add_argument("--planners", type=_choices(("hulk", "search")), default=["hulk", "search"],
+                    help="the planners run at each budget (default hulk,search; Search at the reference budget "
+                         "always runs): an earlier run's command with --planners search into a new file gives "
+                         "Search's own rows for --rerun, the noise floor of Hulk(t) / Search(t)")
     args = ap.parse_args(argv)
     if args.instances < 1:
         ap.error(f"--instances must be >= 1, got {args.instances}")

@@ -164,6 +164,45 @@ def test_rerun_table_counts_each_planner_against_itself(bench):
         bench.main(["--results", "x.jsonl", "--rerun", "y.jsonl"])  # --rerun goes with --report
 
 
+def test_rerun_table_compares_each_planner_with_itself_on_the_seed_means(bench):
+    """With several seeds per instance, the rerun table adds the ratio of each instance's
+    geometric mean over its seeds between the runs. By hand: Search seeds 100, 100 -> 100, 121
+    (gmean 100 -> 110: 1.10 and 1/1.10; the plans 1.0 twice, 1.21, 1/1.21: mean 1.009); Hulk only in
+    the first run (a Search-only rerun, as --planners search gives): no ratio against itself ("-"),
+    but run 1's Hulk(t) / Search(t), 0.95 and 0.99."""
+    def seeded(planner, seed, makespan):
+        return dict(_row("paper4", 0, planner, 1.0, makespan), seed=seed)
+    first = [seeded("search", 0, 100.0), seeded("search", 1, 100.0), seeded("hulk", 0, 95.0), seeded("hulk", 1, 99.0)]
+    second = [seeded("search", 0, 100.0), seeded("search", 1, 121.0)]
+    lines = bench.rerun_lines(first, second)
+    row = [line for line in lines if line.startswith("| measured | 47 | 1 |")]
+    assert row == ["| measured | 47 | 1 | 1.009 / 1.210 | 1 of 4 | - | - | 0.990, 0 of 2 | - |"]
+    assert lines[-1] == ("On each instance's geometric mean over its seeds (instances with two or more seeds in both "
+                         "runs, both directions): Search against itself 1 of 2 over 1.02x (worst 1.100).")
+    # one seed per instance: no such line
+    assert not bench.rerun_lines(first[:1], second[:1])[-1].startswith("On each instance's")
+
+
+def test_planners_option_runs_only_the_planners_named(bench, monkeypatch, tmp_path):
+    """--planners search: Search at each budget and at the reference, no Hulk row."""
+    planned = []
+
+    class Plan:
+        feasible, makespan_s, planning_s, notes = True, 3600.0, 0.01, []
+
+    def fake_plan(cluster, jobs, planner, time_limit_s, seed, **kw):
+        planned.append((planner, time_limit_s))
+        return Plan()
+    monkeypatch.setattr(bench.hp, "plan", fake_plan)
+    monkeypatch.setattr(bench.hp, "default_planner", lambda: None)
+    out = tmp_path / "r.jsonl"
+    bench.main(["--results", str(out), "--no-bundled", "--instances", "1", "--budgets", "0.1,0.3", "--reference", "2",
+                "--modes", "measured", "--sizes", "47", "--job-sets", "paper4", "--planners", "search"])
+    assert planned == [("search", 2.0), ("search", 0.1), ("search", 0.3)]
+    with pytest.raises(SystemExit):
+        bench.main(["--results", str(out), "--planners", "greedy"])
+
+
 def test_plan_story_reads_the_source_and_the_moves_from_the_notes(bench):
     search = ["search: local search from the best of 8 starts, the each job on the fewest machines start and "
               "from Hulk's, 324 local-search moves", "compute of OPT-175B: FLOP model"]
