@@ -117,6 +117,12 @@ def test_speed_check_warns_when_hulk_and_search_ran_at_different_speeds(bench):
     assert any("different machine speeds" in line for line in bench.report_lines(_speed_rows(0.70, 0.47), [], 60.0))
 
 
+def test_speed_check_leaves_milliseconds_alone(bench):
+    # 0.8 ms against 4 ms outside the budget (paper-fitted 1,000 machines): a ratio of 0.2, no warning
+    assert bench.speed_lines(_speed_rows(0.0008, 0.004))[-1].endswith("| same speed |")
+    assert "different machine speeds" in bench.speed_lines(_speed_rows(0.001, 0.04))[-1]  # 39 ms apart
+
+
 def test_speed_check_judges_the_rows_the_tables_use(bench):
     # slow Hulk rows, then the same instances rerun at Search's speed: the later rows replace them
     rows = _speed_rows(0.70, 0.47) + [r for r in _speed_rows(0.47, 0.47) if r["planner"] == "hulk"]
