@@ -47,21 +47,18 @@ def check_classes(classes, n: int, n_jobs: int) -> list[int]:
     """``classes`` as a list of ``n`` job indices in [-1, n_jobs); ``ValueError`` otherwise."""
     if isinstance(classes, np.ndarray):
         ok = classes.shape == (n,) and classes.dtype.kind in "iu"
+        values = classes  # compared in its own dtype below: no uint64 wraps to -1 before the check
     else:
-        classes = list(classes)
+        items = list(classes)
         # `type(c) is int` first: the planners' own lists hold Python ints (ndarray.tolist()), and
         # is_int's ABC check alone cost 7 ms per call on 20,000 machines (the GNN's proposals
         # check five classifications each).
-        ok = len(classes) == n and all(type(c) is int or is_int(c) for c in classes)
-    values = None
-    if ok:
-        try:
-            values = np.asarray(classes).astype(np.int64)
-        except OverflowError:  # a Python int beyond int64 is out of range too
-            ok = False
-    if not ok or (n and (values.min() < -1 or values.max() >= n_jobs)):
+        plain = all(type(c) is int for c in items)
+        ok = len(items) == n and (plain or all(is_int(c) for c in items))
+        values = items if plain else [int(c) for c in items] if ok else None  # exact, whatever integer type each is
+    if not ok or (n and (min(values) < -1 or max(values) >= n_jobs)):
         raise InputError(f"classes: expected {n} integer job indices in [-1, {n_jobs})")
-    return values.tolist()
+    return np.asarray(values, dtype=np.int64).tolist() if isinstance(values, np.ndarray) else values
 
 
 def plan_classes(cluster, jobs, classes):

@@ -177,7 +177,8 @@ def test_plan_classes_is_hulk_without_growth_or_refinement():
 
 
 @pytest.mark.parametrize("bad", [[0, True], [0, 1.0], [0, "1"], [0, 2**70], [0, -2**70], [0, 4], [-2, 0], [0],
-                                 [0, 1, 2], np.array([0.0, 1.0]), np.array([True, False]), np.array([[0, 1]])])
+                                 [0, 1, 2], np.array([0.0, 1.0]), np.array([True, False]), np.array([[0, 1]]),
+                                 np.array([2**64 - 1, 0], np.uint64), [np.uint64(2**64 - 1), 0]])
 def test_check_classes_rejects_what_is_not_two_job_indices(bad):
     with pytest.raises(ValueError, match=r"classes: expected 2 integer job indices in \[-1, 4\)"):
         rules.check_classes(bad, 2, 4)
@@ -185,6 +186,7 @@ def test_check_classes_rejects_what_is_not_two_job_indices(bad):
 
 def test_check_classes_takes_any_integers_and_gives_python_ints():
     for ok, want in [([np.int32(3), -1], [3, -1]), (np.array([1, 3], np.uint8), [1, 3]), ((0, 2), [0, 2]),
+                     ([np.uint64(1), -1], [1, -1]), (np.array([3, 0], np.uint64), [3, 0]),
                      (iter([3, 0]), [3, 0]), (np.array([-1, 0]), [-1, 0])]:
         got = rules.check_classes(ok, 2, 4)
         assert got == want and all(type(v) is int for v in got), (ok, got)
