@@ -23,6 +23,7 @@ class Evaluator {
     bool feasible = false;
     double time = kInf;
     double shortfall = 0;
+    int64_t stageless = 0;  // machines of the group its layout leaves without a stage
   };
 
   JobEval job(size_t j, const std::vector<int64_t>& g) {
@@ -34,7 +35,8 @@ class Evaluator {
       cached_ids_ = 0;
     }
     const JobPlan jp = best_pipeline(c_, jobs_[j], g);
-    JobEval e{jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0)};
+    JobEval e{jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0),
+              jp.cost.feasible ? static_cast<int64_t>(g.size() - jp.machines().size()) : 0};
     cache.emplace(g, e);
     cached_ids_ += g.size() + 8;
     return e;

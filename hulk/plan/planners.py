@@ -253,7 +253,9 @@ def _plan_hulk_within(spec, job_specs, core_cluster, core_jobs, seconds_left: fl
     the job that finishes last (take one, give one back, or swap; 2-4 machines at once when
     none of those helps) for at most half of the time left; then Search's annealing walks (half
     of the moves drawn on the last job), then the idle machines offered to the last job and the
-    descent again. Returns the core plan; its notes say which source won, what refinement
+    descent again (the offer again if the descent moved machines; without a move cap, while most
+    of the reserve for these steps is left, the walk goes on and they run again on anything
+    shorter). Returns the core plan; its notes say which source won, what refinement
     gained and each step's wall time in the order run (a classification's own time included).
     Raises InputError naming ``time_limit_s`` when the plan is infeasible and sources were left
     out for lack of time."""
