@@ -1018,6 +1018,7 @@ Plan AnytimePlanner::finish() {
     }
   }
   Plan p = before;
+  bool idle_notes_apply = false;  // p is the plan the idle check last looked at
   if (!walk.best.empty()) {
     // The idle check and the descent, then, while the reserve they were given is mostly left
     // (at 3-10 s they took a few percent of it: Hulk ended at 96-98% of its budget where Search
@@ -1049,8 +1050,14 @@ Plan AnytimePlanner::finish() {
       if (!(again.score < now)) break;
       walk.best = std::move(again.best);
     }
+    // The walk's plan unless the best candidate before refinement is strictly shorter (an
+    // Algorithm 1 plan where a job waits for another): on a tie, the plan the idle check's
+    // notes describe.
     const Plan& q = s.laid_out(walk.best);
-    if (score_of(q) < score_of(p)) p = q;
+    if (!(score_of(p) < score_of(q))) {
+      p = q;
+      idle_notes_apply = true;
+    }
   }
   p.planner = "hulk";
   std::vector<std::string> notes;
@@ -1090,7 +1097,8 @@ Plan AnytimePlanner::finish() {
   steps << "; refinement " << std::lround(1000 * (seconds_since(s.t0) - refinement_from)) << " (from "
         << std::lround(1000 * refinement_from) << " ms)";
   notes.push_back(steps.str());
-  for (const auto& n : idle.notes) notes.push_back(n);
+  if (idle_notes_apply)
+    for (const auto& n : idle.notes) notes.push_back(n);
   const size_t skipped = s.skipped.size() + s.st.skipped.size();
   if (skipped > 0) {
     std::ostringstream o;
