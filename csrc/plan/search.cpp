@@ -573,7 +573,8 @@ std::string hours(double s) {
 void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign) {
   const auto groups = groups_of(assign, jobs.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
-    if (groups[j].empty()) continue;
+    // the Evaluator knows (cached) whether the layout leaves any machine without a stage
+    if (groups[j].empty() || ev.job(j, groups[j]).stageless == 0) continue;
     const JobPlan jp = best_pipeline(c, jobs[j], groups[j]);
     if (!jp.cost.feasible) continue;
     std::vector<int64_t> used = jp.machines();

@@ -55,8 +55,10 @@ def check_classes(classes, n: int, n_jobs: int) -> list[int]:
         # check five classifications each).
         plain = all(type(c) is int for c in items)
         ok = len(items) == n and (plain or all(is_int(c) for c in items))
-        values = items if plain else [int(c) for c in items] if ok else None  # exact, whatever integer type each is
-    if not ok or (n and (min(values) < -1 or max(values) >= n_jobs)):
+        values = (items if plain else [int(c) for c in items]) if ok else None  # exact, whatever integer type
+    lo, hi = ((values.min(), values.max()) if isinstance(values, np.ndarray) else (min(values), max(values))) \
+        if ok and n else (0, 0)
+    if not ok or lo < -1 or hi >= n_jobs:
         raise InputError(f"classes: expected {n} integer job indices in [-1, {n_jobs})")
     return np.asarray(values, dtype=np.int64).tolist() if isinstance(values, np.ndarray) else values
 
