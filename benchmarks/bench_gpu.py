@@ -273,9 +273,9 @@ def main(argv=None) -> int:
                 if n <= 1_000_000 and kind == "uniform":
                     guarded_hulk("epochs", r, lambda: measure_epochs(hulk, r, g, n, f, args))
                     _core.engine.cuda_empty_cache()
-                rows.append(r)
+                rows.append(dict(r, meta=meta))  # the live report reads the BLAS from the meta, as --from-rows does
                 if rows_path:
-                    append_row(rows_path, dict(r, meta=meta))
+                    append_row(rows_path, rows[-1])
                 print("  " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                                        for k, v in r.items() if k not in ("kind", "n", "nnz", "f")), flush=True)
             del g, t_ei, t_csr

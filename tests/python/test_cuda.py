@@ -9,6 +9,7 @@ Tolerance: each epoch's training loss within 1e-4 relative of the CPU run's (the
 round sums in different orders; a wrong kernel changes the loss in its first digits).
 """
 
+import argparse
 import math
 
 import numpy as np
@@ -151,9 +152,12 @@ def test_batched_training_on_cuda(hulk47):
     assert len(hist) == 5 and all(math.isfinite(h["train_loss"]) for h in hist)
 
 
-def test_bench_gpu_smoke(capsys):
-    # The benchmark script itself, on tiny graphs: every column it fills must come out. On a
-    # GPU benchmarks/gpu_check.sh runs it in full instead.
+def test_bench_gpu_smoke(capsys, tmp_path):
+    # The benchmark script itself, on tiny graphs: every column it fills must come out, and the
+    # table it prints is the one --from-rows renders from the rows it wrote (the H200 run of
+    # 2026-11-27 printed every GPU-vs-CPU epoch ratio as n/a, its BLAS "not recorded", while the
+    # rows it wrote recorded a single-threaded OpenBLAS). On a GPU benchmarks/gpu_check.sh runs it
+    # in full instead.
     if hulk.cuda_available():
         pytest.skip("a GPU is here: benchmarks/gpu_check.sh runs the full benchmark")
     import importlib.util
@@ -163,8 +167,16 @@ def test_bench_gpu_smoke(capsys):
     spec = importlib.util.spec_from_file_location("bench_gpu", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    assert bench.main(["--quick"]) == 0
+    rows_file = tmp_path / "rows.jsonl"
+    assert bench.main(["--quick", "--rows", str(rows_file)]) == 0
     out = capsys.readouterr().out
+    written = bench.read_rows(str(rows_file))
+    assert len(written) == 2 and all("blas" in r["meta"] for r in written)
+    meta = written[0]["meta"]
+    replayed = bench.report(written, meta["gpu"], meta["copy_bw"], argparse.Namespace(**meta["args"]), meta["cmd"])
+    live_table = [line for line in out.splitlines() if line.startswith("| ")]
+    assert live_table == [line for line in replayed if line.startswith("| ")]
+    assert ("GPU vs CPU epoch: not given" in out) == (not all(bench.cpu_baseline_fair(r) for r in written))
     graph_rows = [line for line in out.splitlines() if line.startswith("| uniform") or line.startswith("| powerlaw")]
     rows = [row for row in graph_rows if len(row.split("|")) == 17]  # the results table
     assert len(rows) == 2
