@@ -99,7 +99,10 @@ def worker_run(path, sizes: list, groups: int) -> dict:
     if path:
         env["PYTHONPATH"] = str(Path(path).resolve())
     cmd = [sys.executable, __file__, "--worker", "--sizes", ",".join(map(str, sizes)), "--groups", str(groups)]
-    done = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, check=True)
+    done = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+        raise SystemExit(f"bench_layout: the worker for {path or 'this build'} failed (exit {done.returncode}):\n{tail}")
     raw = json.loads(done.stdout.strip().splitlines()[-1])
     return {int(n): {m: tuple(v) for m, v in per.items()} for n, per in raw.items()}
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import load_benchmark
 
-_ROOT = Path(__file__).resolve().parents[2]
+import hulk
+
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,10 @@ def test_measure_is_deterministic_in_its_layouts(bench):
 
 def test_against_the_same_build_reports_the_same_layouts(bench, capsys, tmp_path):
     out = tmp_path / "RESULTS.md"
-    assert bench.main(["--sizes", "12", "--groups", "2", "--repeats", "1", "--against", str(_ROOT),
+    # the folder holding the package this process imported (the checkout under an editable
+    # install, a PYTHONPATH folder for an uninstalled build)
+    here = Path(hulk.__file__).resolve().parents[1]
+    assert bench.main(["--sizes", "12", "--groups", "2", "--repeats", "1", "--against", str(here),
                        "--write", str(out)]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 12 |")]
     assert len(rows) == 3 * len(bench.MODELS) + 1 and all(row.endswith("| yes |") for row in rows)

@@ -2,6 +2,7 @@
 and exit codes; each command has its own test_cli_<command>.py."""
 
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -40,9 +41,13 @@ def test_bad_values_report_error_and_return_2(argv, needle, capsys):
 
 
 def test_module_entry_point(tmp_path):
-    # `python -m hulk info` runs the same main (from a neutral directory, importing the installed package).
+    # `python -m hulk info` runs the same main, from a neutral directory, with the package this
+    # process imported: the installed one, or the PYTHONPATH folder it came from (an uninstalled
+    # build, as on the GPU machine); any other PYTHONPATH is dropped.
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
+    package_root = Path(hulk.__file__).resolve().parents[1]
+    if not any(p and Path(p).resolve() == package_root for p in env.get("PYTHONPATH", "").split(os.pathsep)):
+        env.pop("PYTHONPATH", None)
     proc = subprocess.run([sys.executable, "-m", "hulk", "info"], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
