@@ -166,7 +166,7 @@ def main(argv=None) -> int:
         command = "python benchmarks/bench_layout.py " + shlex.join(argv if argv is not None else sys.argv[1:])
         write_section(args.write, BEGIN, END, [
             BEGIN, "## Planner: speed of one job's layout (`benchmarks/bench_layout.py`)", "",
-            f"Command: `{command}` ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; {machine()}). "
+            f"Command: `{command}` ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}). "
             f"Median over {args.repeats} alternating runs of {args.groups} random groups (2-48 machines) per model, "
             f"and {args.groups} groups of whole regions near a random one (\"{NEARBY[2:]}\", 2-48 machines, as "
             "planners' groups look), and one layout of the whole cluster per model (\"all machines\", ms per layout) "

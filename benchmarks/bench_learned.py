@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     info = model.info
     text = [BEGIN, "## Learned planner: held-out clusters (`benchmarks/bench_learned.py`)", "",
             f"Command: `{cmd}`", "",
-            f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; whole run {time.perf_counter() - t_all:.0f} s. "
+            f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; whole run {time.perf_counter() - t_all:.0f} s. "
             f"Machine: {platform.processor() or platform.machine()} (CPU only), hulk {hulk.__version__}, "
             f"{hulk.get_num_threads()} threads.", "",
             f"Model: `{args.model or 'the shipped model'}` (`{info.get('command', 'command unknown')}`; "

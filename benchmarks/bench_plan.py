@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     cmd = "cd /tmp && python " + " ".join([str(Path(sys.argv[0]).resolve())] + (argv or sys.argv[1:]))
     text = [BEGIN, "## Planner: the paper's experiments (`benchmarks/bench_plan.py`)", "",
             f"Command: `{cmd}`", "",
-            f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; whole run {time.perf_counter() - t0:.1f} s. "
+            f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; whole run {time.perf_counter() - t0:.1f} s. "
             f"Machine: {platform.processor() or platform.machine()}, hulk {hulk.__version__}, "
             f"search time limit {args.time_limit} s, seed {args.seed}.", "",
             "Cluster: the bundled 47-server cluster (`hulk.plan.hulk47_spec()`, its derivation rules in "
@@ -231,7 +231,7 @@ def main(argv=None) -> int:
     scale_rows, gap = scale(args)
     text = [SCALE_BEGIN, "## Planner at scale (`benchmarks/bench_plan.py`)", "",
             f"Command: `{cmd}`", "",
-            f"Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; scale section {time.perf_counter() - t1:.0f} s. "
+            f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; scale section {time.perf_counter() - t1:.0f} s. "
             f"Machine: 2-core CPU VM ({platform.processor() or platform.machine()}), shared with other builds; "
             f"hulk {hulk.__version__}; Search limit {args.scale_time_limit:g} s, seed {args.seed}.", "",
             "Clusters: `hulk.plan.generate_cluster(n, seed=1000 + k)` (" +

@@ -146,7 +146,7 @@ def run(args) -> None:
     # Warm-up: the shipped learned planner is read from disk once per process (tens of ms), a
     # cost like importing the package; loaded here, it is not charged to the first timed plan.
     hp.default_planner()
-    meta = {"kind": "meta", "command": command_line(), "date": f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
+    meta = {"kind": "meta", "command": command_line(), "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
             "machine": machine(), "hulk": hulk.__version__, "budgets": args.budgets, "reference_s": args.reference,
             "seed": args.seed}
     for mode, n, k, cluster_seed, make in instances(args):
@@ -562,7 +562,7 @@ def report(args) -> None:
             title = f"### The same from another run (`{Path(args.results).name}`)"
         text = [begin, title, "",
                 *[f"Command: `{m['command']}` ({m['date']}; {m['machine']}; hulk {m['hulk']})" for m in meta], "",
-                f"Rendered with `--report` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC from "
+                f"Rendered with `--report` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from "
                 f"{len(rows)} plans; Search's reference budget {args.reference:g} s, plan "
                 f"seed{'s' if len(seeds) > 1 else ''} {', '.join(str(s) for s in seeds)}. Ratios are makespans (lower is better); worst = the largest. Clusters: "
                 "the bundled 47-server cluster and `generate_cluster(n, seed=3000 + k, mode=...)`, measured mode "

@@ -47,7 +47,7 @@ PAPER_EDGE_ATTRS = ["latency_ms"]               # and its link feature
 MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a search time limit of at most a week
 PLANNER_TITLES = {"a": "System A (data parallel)", "b": "System B (GPipe, all machines)",
                   "c": "System C (Megatron TP, all machines)", "search": "Search",
-                  "hulk": "Hulk (Algorithm 1)", "table2": "Paper Table 2",
+                  "hulk": "Hulk", "table2": "Paper Table 2",
                   "hulk-gnn": "Hulk (GNN trained on Table 2)"}
 
 

@@ -2,9 +2,9 @@
 and exit codes; each command has its own test_cli_<command>.py."""
 
 import os
-from pathlib import Path
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
