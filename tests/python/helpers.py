@@ -86,10 +86,15 @@ def one_line_error(argv, capsys, *needles):
     return err[0]
 
 
+def hulk_home() -> Path:
+    """The folder holding the package this process imported: the checkout under an editable
+    install, or the PYTHONPATH folder of an uninstalled build (as on the GPU machine)."""
+    return Path(hulk.__file__).resolve().parents[1]
+
+
 def same_hulk_env(**extra) -> dict:
     """Environment for a child Python that imports the same hulk as this test process."""
-    home = os.path.dirname(os.path.dirname(os.path.abspath(hulk.__file__)))
-    return dict(os.environ, PYTHONPATH=home, **extra)
+    return dict(os.environ, PYTHONPATH=str(hulk_home()), **extra)
 
 
 _LIMITED = textwrap.dedent("""

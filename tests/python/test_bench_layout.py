@@ -3,13 +3,8 @@ groups (the same build against itself gives the same layouts) and names a bad --
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from helpers import load_benchmark
-
-import hulk
-
+from helpers import hulk_home, load_benchmark
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +21,7 @@ def test_measure_is_deterministic_in_its_layouts(bench):
 
 def test_against_the_same_build_reports_the_same_layouts(bench, capsys, tmp_path):
     out = tmp_path / "RESULTS.md"
-    # the folder holding the package this process imported (the checkout under an editable
-    # install, a PYTHONPATH folder for an uninstalled build)
-    here = Path(hulk.__file__).resolve().parents[1]
+    here = hulk_home()
     assert bench.main(["--sizes", "12", "--groups", "2", "--repeats", "1", "--against", str(here),
                        "--write", str(out)]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 12 |")]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import hulk
-from helpers import one_line_error
+from helpers import hulk_home, one_line_error
 from hulk import cli
 
 
@@ -45,7 +45,7 @@ def test_module_entry_point(tmp_path):
     # process imported: the installed one, or the PYTHONPATH folder it came from (an uninstalled
     # build, as on the GPU machine); any other PYTHONPATH is dropped.
     env = dict(os.environ)
-    package_root = Path(hulk.__file__).resolve().parents[1]
+    package_root = hulk_home()
     if not any(p and Path(p).resolve() == package_root for p in env.get("PYTHONPATH", "").split(os.pathsep)):
         env.pop("PYTHONPATH", None)
     proc = subprocess.run([sys.executable, "-m", "hulk", "info"], cwd=tmp_path, env=env, capture_output=True,
