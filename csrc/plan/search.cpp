@@ -570,9 +570,14 @@ std::string hours(double s) {
 
 // Machines a job's layout leaves without a stage go back to idle where that costs the job
 // nothing (best_pipeline leaves machines that do not help idle), so that the idle check sees them.
-void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign) {
+// Out of time it stops: the plan's makespan is the same either way (the layout of the machines
+// used is the layout of the group), and the idle check's note counts the machines without a
+// stage. Each job's layout costs milliseconds on groups of thousands of machines: run after the
+// walk at 20,000 measured machines it took 16-22 ms past a 0.1 s budget (#361, paper4).
+void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
+                    const std::function<bool()>& out_of_time) {
   const auto groups = groups_of(assign, jobs.size());
-  for (size_t j = 0; j < jobs.size(); ++j) {
+  for (size_t j = 0; j < jobs.size() && !out_of_time(); ++j) {
     // the Evaluator knows (cached) whether the layout leaves any machine without a stage
     if (groups[j].empty() || ev.job(j, groups[j]).stageless == 0) continue;
     const JobPlan jp = best_pipeline(c, jobs[j], groups[j]);
@@ -599,7 +604,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
                                  std::vector<int64_t>& assign, const std::function<bool()>& out_of_time) {
   IdleCheck out;
   const int64_t N = c.size();
-  release_unused(c, jobs, ev, assign);
+  release_unused(c, jobs, ev, assign, out_of_time);
   for (;;) {
     const auto g = groups_of(assign, jobs.size());
     const auto [j, worst] = last_job(ev, g);
@@ -610,12 +615,16 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
     const auto& gj = g[static_cast<size_t>(j)];
     double best = kInf;
     size_t best_k = 0, offered = 0;
-    bool cut = out_of_time();  // then only the note: the distances cost tens of ms at 20,000 machines
+    bool cut = out_of_time();  // then only the note
     std::vector<size_t> sizes;
     if (!cut) {
+      // Each idle machine's latency to the group: the same minimum over the group's closest
+      // machine per region, O(idle x regions) where the pairs were O(idle x group), 15-20 ms
+      // at 20,000 measured machines (OPT-175B on 384 of them), enough to overrun a 0.1 s budget.
       std::vector<double> d(static_cast<size_t>(N), kInf);
+      const std::vector<int64_t> near = closest_per_region(c, gj);
       for (int64_t x : idle)
-        for (int64_t y : gj) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
+        for (int64_t y : near) d[static_cast<size_t>(x)] = std::min(d[static_cast<size_t>(x)], c.latency_s(x, y));
       std::stable_sort(idle.begin(), idle.end(), [&](int64_t a, int64_t b) {
         const double da = d[static_cast<size_t>(a)], db = d[static_cast<size_t>(b)];
         return da < db || (da == db && c.machine(a).tflops > c.machine(b).tflops);
@@ -731,12 +740,33 @@ struct AnytimePlanner::State {
   bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
   // plan_from_assignment, once per assignment: the walk often returns one of the starts (at
   // 20,000 machines laying out every job costs tens of ms).
-  std::vector<std::pair<std::vector<int64_t>, Plan>> layouts;
-  const Plan& laid_out(const std::vector<int64_t>& a) {
-    for (const auto& [assign, plan] : layouts)
-      if (assign == a) return plan;
-    layouts.emplace_back(a, plan_from_assignment(c, jobs, a, "hulk"));
-    return layouts.back().second;
+  struct Layout {
+    std::vector<int64_t> assign;
+    Plan plan;
+    double seconds;  // what laying it out took
+  };
+  std::vector<Layout> layouts;
+  const Layout& layout_of(const std::vector<int64_t>& a) {
+    for (const Layout& l : layouts)
+      if (l.assign == a) return l;
+    const auto ts = Clock::now();
+    Plan p = plan_from_assignment(c, jobs, a, "hulk");
+    layouts.push_back({a, std::move(p), seconds_since(ts)});
+    return layouts.back();
+  }
+  const Plan& laid_out(const std::vector<int64_t>& a) { return layout_of(a).plan; }
+  // The time kept after the walks for the steps that end the plan: 5% of the budget (at most
+  // 0.25 s), and at least kFinishLayouts times what laying out the walks' start took. After
+  // the walk the idle check lays out the groups again (machines without a stage released,
+  // then the first batches offered), the plan is laid out, its notes written and it goes back
+  // to Python: 5-6 layouts' time at 20,000 measured machines (12 ms where a layout took 2 ms;
+  // #361 paper4 at 0.1 s, planning 0.106-0.111 s with the 5% alone). The idle check and the
+  // last descent end kEndLayouts of them before the budget.
+  static constexpr double kFinishLayouts = 6;
+  static constexpr double kEndLayouts = 3;
+  double start_layout_s = 0;  // set in finish()
+  double finish_reserve_s() const {
+    return std::max(std::min(0.05 * opts.time_limit_s, 0.25), kFinishLayouts * start_layout_s);
   }
   // Hulk's own candidate sources (the classifications, the send-time start) share this part of
   // the budget; the rest is kept for the refinement, whose descent on the last job gains more
@@ -949,7 +979,11 @@ Plan AnytimePlanner::finish() {
   Walk walk;
   IdleCheck idle;
   Descent& descent = s.descent;
-  const auto out_of_time = [&] { return s.out_of_time(); };
+  // The idle check and the last descent end this much before the budget: the plan's layout,
+  // its notes and its way back to Python take about three layouts' time (State::kEndLayouts).
+  s.start_layout_s = s.st.best.empty() ? 0 : s.layout_of(s.st.best).seconds;  // laid out as a candidate above
+  const double end_s = s.opts.time_limit_s - State::kEndLayouts * s.start_layout_s;
+  const auto out_of_time = [&] { return seconds_since(s.t0) >= end_s; };
   if (!s.st.best.empty()) {
     // Where the job that finishes last holds a large share of the machines, Search's own first
     // walk runs first, for half of the time left: from Search's best start before any descent,
@@ -982,9 +1016,14 @@ Plan AnytimePlanner::finish() {
     // First the last job's group grown afresh from other regions (reseed.h), for a share of
     // the time left: the descent below improves the group it is given, and on measured
     // networks of 1,000 machines and more the group's basin decides the plan.
+    // Each step runs only if its window holds one layout of the start: each lays out at least a
+    // few groups before it looks at the clock (20,000 measured machines at 0.1 s, after a first
+    // start of 60-90 ms: the two took 20-30 ms past the budget).
+    const auto window_holds_a_layout = [&](double until) { return until - seconds_since(s.t0) >= s.start_layout_s; };
     const double before_reseed = seconds_since(s.t0);
     const double reseed_until = before_reseed + kReseedShareOfRest * std::max(0.0, s.opts.time_limit_s - before_reseed);
-    s.reseed += reseed_last_job(s.c, s.jobs, s.ev, s.st.best, [&] { return seconds_since(s.t0) >= reseed_until; });
+    if (window_holds_a_layout(reseed_until))
+      s.reseed += reseed_last_job(s.c, s.jobs, s.ev, s.st.best, [&] { return seconds_since(s.t0) >= reseed_until; });
     s.st.score = s.ev.score(s.st.best);
     // The descent on the last job (it gets there in a few hundred layouts where the walk's
     // uniform draws rarely touch that job), from both walks' starts.
@@ -996,11 +1035,12 @@ Plan AnytimePlanner::finish() {
     const double descent_until = now + kDescentShareOfRest * std::max(0.0, s.opts.time_limit_s - now);
     const auto descent_out_of_time = [&] { return seconds_since(s.t0) >= descent_until; };
     for (auto* start : {&s.st.best, &s.st.hulk_start})
-      if (!start->empty()) descent += descend_last_job(s.c, s.jobs, s.ev, *start, descent_out_of_time);
+      if (!start->empty() && window_holds_a_layout(descent_until))
+        descent += descend_last_job(s.c, s.jobs, s.ev, *start, descent_out_of_time);
     if (!s.st.hulk_start.empty() && s.ev.score(s.st.hulk_start) < s.ev.score(s.st.best)) std::swap(s.st.best, s.st.hulk_start);
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
-    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - std::min(0.05 * s.opts.time_limit_s, 0.25));
+    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - s.finish_reserve_s());
     if (!plain.best.empty()) {  // then one focused walk from the better descended start, with the moves left
       if (o.max_iterations > 0) o.max_iterations = std::max<int64_t>(1, o.max_iterations - plain.moves);
       walk = anneal(s.c, s.jobs, s.ev, s.st.best, o, s.t0, /*focus=*/true);
@@ -1042,7 +1082,7 @@ Plan AnytimePlanner::finish() {
       if (d.steps > 0) check_idle();
       const double check_s = seconds_since(s.t0) - check_from;
       SearchOptions more = s.opts;
-      more.time_limit_s = s.opts.time_limit_s - 2 * check_s;
+      more.time_limit_s = end_s - 2 * check_s;
       if (s.opts.max_iterations > 0 || more.time_limit_s - seconds_since(s.t0) < kWalkAgainFromShareOfBudget * s.opts.time_limit_s)
         break;
       const Score now = s.ev.score(walk.best);
