@@ -12,3 +12,6 @@ def test_info(capsys):
     assert f"CUDA backend compiled: {bool(hulk._core.engine.built_with_cuda)}" in out
     assert f"CUDA usable: {hulk.cuda_available()}" in out
     assert f"CPU threads: {hulk.get_num_threads()}" in out
+    blas = [line for line in out.splitlines() if line.startswith("BLAS: ")]
+    assert len(blas) == 1
+    assert (blas[0] == "BLAS: OpenBLAS") == (hulk._core.engine.blas_info()["vendor"] == "openblas"), blas[0]
