@@ -169,9 +169,10 @@ def _to_10_digits(value):
 def test_paper_mode_output_is_unchanged():
     """Digest of the JSON of six paper-mode clusters, floats to 10 significant digits. The exact
     JSON's digest (4512b59f..., computed on main before mode="measured" existed, commit 30387ef)
-    held on machines with AVX-512, where numpy computes sin, cos, exp and log with other routines
-    than on AVX2-only machines: there the last bits differ (2026-11-27, numpy 2.3.5 and 2.4.6 alike)
-    and so did that digest. This one was computed on the AVX2 machine from the same code."""
+    passed in CI until 2026-11-26 and failed on 2026-11-27 with the same code on an AVX2-only
+    machine (numpy 2.3.5 and 2.4.6 alike): presumably the earlier machines had AVX-512, where
+    numpy computes sin, cos, exp and log with other routines whose last bits differ. This one was
+    computed on the AVX2 machine from the same code; rounding hides such last-bit differences."""
     h = hashlib.sha256()
     for n, seed, kw in [(2, 0, {}), (47, 1, {}), (200, 3, {}), (1000, 7, {"n_regions": 12, "missing_fraction": 0.3}),
                         (300, 5, {"gpu_mix": {"T4": 1, "A100": 2}}), (5000, 11, {})]:
