@@ -54,6 +54,7 @@ from pathlib import Path
 
 import hulk
 import hulk.plan as hp
+from hulk._device import uses_openblas
 from hulk.plan import cluster_spec, generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -213,7 +214,7 @@ def command_line() -> str:
 def machine() -> str:
     # the BLAS too: the reference BLAS makes the GNN's proposal ~3x slower at 20,000 machines,
     # which changes which sources fit a short budget (hulk info, blas_line)
-    blas = "OpenBLAS" if hulk._core.engine.blas_info()["vendor"] == "openblas" else "BLAS not OpenBLAS"
+    blas = "OpenBLAS" if uses_openblas() else "BLAS not OpenBLAS"
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.node()}, {blas}"
 
 

@@ -35,6 +35,12 @@ def check_device(device: str) -> str:
     return device
 
 
+def uses_openblas() -> bool:
+    """Whether the extension was built against OpenBLAS (CMake falls back to any BLAS it finds;
+    the reference BLAS is several times slower: ``hulk info``)."""
+    return _core.engine.blas_info()["vendor"] == "openblas"
+
+
 def get_num_threads() -> int:
     """Number of OpenMP threads the C++ core uses."""
     return _core.engine.get_num_threads()

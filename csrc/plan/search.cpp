@@ -737,7 +737,6 @@ struct AnytimePlanner::State {
 
   State(std::shared_ptr<const Cluster> cc, std::vector<ModelSpec> jj, const SearchOptions& o)
       : shared(std::move(cc)), c(*shared), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
-  bool out_of_time() const { return seconds_since(t0) >= opts.time_limit_s; }
   // plan_from_assignment, once per assignment: the walk often returns one of the starts (at
   // 20,000 machines laying out every job costs tens of ms).
   struct Layout {
@@ -764,8 +763,7 @@ struct AnytimePlanner::State {
   // last descent end kEndLayouts of them before the budget.
   static constexpr double kFinishLayouts = 6;
   static constexpr double kEndLayouts = 3;
-  double start_layout_s = 0;  // set in finish()
-  double finish_reserve_s() const {
+  double finish_reserve_s(double start_layout_s) const {
     return std::max(std::min(0.05 * opts.time_limit_s, 0.25), kFinishLayouts * start_layout_s);
   }
   // Hulk's own candidate sources (the classifications, the send-time start) share this part of
@@ -981,8 +979,8 @@ Plan AnytimePlanner::finish() {
   Descent& descent = s.descent;
   // The idle check and the last descent end this much before the budget: the plan's layout,
   // its notes and its way back to Python take about three layouts' time (State::kEndLayouts).
-  s.start_layout_s = s.st.best.empty() ? 0 : s.layout_of(s.st.best).seconds;  // laid out as a candidate above
-  const double end_s = s.opts.time_limit_s - State::kEndLayouts * s.start_layout_s;
+  const double start_layout_s = s.st.best.empty() ? 0 : s.layout_of(s.st.best).seconds;  // laid out as a candidate above
+  const double end_s = s.opts.time_limit_s - State::kEndLayouts * start_layout_s;
   const auto out_of_time = [&] { return seconds_since(s.t0) >= end_s; };
   if (!s.st.best.empty()) {
     // Where the job that finishes last holds a large share of the machines, Search's own first
@@ -1019,7 +1017,7 @@ Plan AnytimePlanner::finish() {
     // Each step runs only if its window holds one layout of the start: each lays out at least a
     // few groups before it looks at the clock (20,000 measured machines at 0.1 s, after a first
     // start of 60-90 ms: the two took 20-30 ms past the budget).
-    const auto window_holds_a_layout = [&](double until) { return until - seconds_since(s.t0) >= s.start_layout_s; };
+    const auto window_holds_a_layout = [&](double until) { return until - seconds_since(s.t0) >= start_layout_s; };
     const double before_reseed = seconds_since(s.t0);
     const double reseed_until = before_reseed + kReseedShareOfRest * std::max(0.0, s.opts.time_limit_s - before_reseed);
     if (window_holds_a_layout(reseed_until))
@@ -1040,7 +1038,7 @@ Plan AnytimePlanner::finish() {
     if (!s.st.hulk_start.empty() && s.ev.score(s.st.hulk_start) < s.ev.score(s.st.best)) std::swap(s.st.best, s.st.hulk_start);
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
-    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - s.finish_reserve_s());
+    o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - s.finish_reserve_s(start_layout_s));
     if (!plain.best.empty()) {  // then one focused walk from the better descended start, with the moves left
       if (o.max_iterations > 0) o.max_iterations = std::max<int64_t>(1, o.max_iterations - plain.moves);
       walk = anneal(s.c, s.jobs, s.ev, s.st.best, o, s.t0, /*focus=*/true);

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import _core
-from .._device import cuda_available, cuda_unavailable_reason, get_num_threads
+from .._device import cuda_available, cuda_unavailable_reason, get_num_threads, uses_openblas
 
 
 def add_parser(sub) -> None:
@@ -18,7 +18,7 @@ def blas_line() -> str:
     thread and which, if it is the reference BLAS, is several times slower (the learned planner's
     forward pass at 20,000 machines took 0.19 s on Debian's libblas3 against 0.056 s on OpenBLAS,
     2-core VM, 2026-11-27), enough to change which candidate sources fit a planning budget."""
-    if _core.engine.blas_info()["vendor"] == "openblas":
+    if uses_openblas():
         return "OpenBLAS"
     return ("not OpenBLAS (found at build time instead; if it is the reference BLAS the dense math is several "
             "times slower: install libopenblas-dev and rebuild, scripts/setup.sh)")

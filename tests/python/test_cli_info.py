@@ -3,6 +3,7 @@
 
 import hulk
 from hulk import cli
+from hulk.cli.info import blas_line
 
 
 def test_info(capsys):
@@ -15,3 +16,4 @@ def test_info(capsys):
     blas = [line for line in out.splitlines() if line.startswith("BLAS: ")]
     assert len(blas) == 1
     assert (blas[0] == "BLAS: OpenBLAS") == (hulk._core.engine.blas_info()["vendor"] == "openblas"), blas[0]
+    assert blas[0] == f"BLAS: {blas_line()}"
