@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import math
 import os
@@ -470,6 +471,8 @@ def seed_lines(rows: list) -> list:
     """The seed spread, for files that hold several plan seeds (``--seed``) of the same instances:
     per mode, size and budget, each planner's largest over least makespan across the seeds of one
     instance (cluster and job set), how often Hulk(t) / Search(t) is over WORST_BOUND seed by seed,
+    how often one of Search's plans is over WORST_BOUND its plan of another seed (ordered pairs of
+    seeds: the same count for Search against itself, the noise floor of the per-seed count),
     and Hulk / Search on each instance's geometric mean over the seeds (the planners' expected plan;
     a per-seed ratio mixes that with the walks' luck). Only instances where both planners have a
     feasible plan for every seed of the instance count; [] when no instance has two seeds."""
@@ -484,32 +487,38 @@ def seed_lines(rows: list) -> list:
             continue
         h = [p["hulk"][s]["makespan_s"] for s in seeds]
         s_ = [p["search"][s]["makespan_s"] for s in seeds]
-        c = cells.setdefault((mode, n, budget), {"seeds": set(), "hulk": [], "search": [], "per_seed": [], "mean": []})
+        c = cells.setdefault((mode, n, budget), {"seeds": set(), "hulk": [], "search": [], "per_seed": [], "mean": [],
+                                                 "search_pairs": []})
         c["seeds"].add(len(seeds))
         c["hulk"].append(max(h) / min(h))
         c["search"].append(max(s_) / min(s_))
         c["per_seed"] += [a / b for a, b in zip(h, s_)]
+        c["search_pairs"] += [a / b for a, b in itertools.permutations(s_, 2)]
         c["mean"].append(statistics.geometric_mean(h) / statistics.geometric_mean(s_))
     if not cells:
         return []
     out = ["", "Seed spread: the same instance (cluster, job set) planned with several plan seeds "
                "(`--seed`). Across seeds = a planner's largest over least makespan on one instance; per seed = "
-               f"Hulk(t) / Search(t) for each seed; of the means = Hulk / Search on each instance's geometric mean "
-               "over its seeds.", "",
+               f"Hulk(t) / Search(t) for each seed; Search seed to seed = one of Search's plans over its plan of "
+               "another seed of the instance (ordered pairs: the same count for Search against itself); of the "
+               "means = Hulk / Search on each instance's geometric mean over its seeds.", "",
            "| mode | machines | budget s | seeds | instances | Search across seeds mean / worst | over | "
-           "Hulk across seeds mean / worst | over | per seed: over | of the means mean / worst | over |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    total = {"per_seed": [], "mean": []}
+           "Hulk across seeds mean / worst | over | per seed: over | Search seed to seed: over | "
+           "of the means mean / worst | over |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    total = {"per_seed": [], "mean": [], "search_pairs": []}
     for (mode, n, budget) in sorted(cells, key=lambda x: (MODE_ORDER.get(x[0], 9), x[1], x[2])):
         c = cells[(mode, n, budget)]
         total["per_seed"] += c["per_seed"]
         total["mean"] += c["mean"]
+        total["search_pairs"] += c["search_pairs"]
         seeds = "/".join(str(k) for k in sorted(c["seeds"]))
         out.append(f"| {mode} | {n:,} | {budget:g} | {seeds} | {len(c['mean'])} | {_mw(c['search'])} | "
                    f"{_over(c['search'])} | {_mw(c['hulk'])} | {_over(c['hulk'])} | {_over(c['per_seed'])} | "
-                   f"{_mw(c['mean'])} | {_over(c['mean'])} |")
+                   f"{_over(c['search_pairs'])} | {_mw(c['mean'])} | {_over(c['mean'])} |")
     out += ["", f"In all: Hulk(t) over {WORST_BOUND:g}x Search(t) in {_over(total['per_seed'])} plans seed by seed, "
-                f"in {_over(total['mean'])} instances on the means over the seeds."]
+                f"in {_over(total['mean'])} instances on the means over the seeds; Search over {WORST_BOUND:g}x its "
+                f"own plan of another seed in {_over(total['search_pairs'])} ordered pairs of seeds."]
     return out
 
 

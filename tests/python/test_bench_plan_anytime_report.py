@@ -231,16 +231,18 @@ def test_plan_story_reads_the_source_and_the_moves_from_the_notes(bench):
 def test_seed_table_compares_the_planners_on_each_instances_mean_over_seeds(bench):
     """Two seeds of one instance. By hand: Search 100 (seed 0) and 121 (seed 1): across seeds
     1.21; Hulk 110 and 100: 1.1; per seed Hulk/Search 1.1 (over 1.02) and 100/121 = 0.826;
+    Search seed to seed 121/100 (over) and 100/121;
     on the geometric means sqrt(110 * 100) / sqrt(100 * 121) = 0.953 (not over)."""
     rows = []
     for seed, (h, s) in enumerate([(110.0, 100.0), (100.0, 121.0)]):
         rows += [dict(_row("paper4", 0, "hulk", 1.0, h), seed=seed), dict(_row("paper4", 0, "search", 1.0, s), seed=seed)]
     lines = bench.seed_lines(rows)
     row = [line for line in lines if line.startswith("| measured | 47 | 1 |")]
-    assert row == ["| measured | 47 | 1 | 2 | 1 | 1.210 / 1.210 | 1 of 1 | 1.100 / 1.100 | 1 of 1 | 1 of 2 | "
+    assert row == ["| measured | 47 | 1 | 2 | 1 | 1.210 / 1.210 | 1 of 1 | 1.100 / 1.100 | 1 of 1 | 1 of 2 | 1 of 2 | "
                    "0.953 / 0.953 | 0 of 1 |"]
     assert lines[-1] == ("In all: Hulk(t) over 1.02x Search(t) in 1 of 2 plans seed by seed, in 0 of 1 instances "
-                         "on the means over the seeds.")
+                         "on the means over the seeds; Search over 1.02x its own plan of another seed in 1 of 2 "
+                         "ordered pairs of seeds.")
     # one seed per instance, or a seed without a plan for one planner: no table
     assert bench.seed_lines([r for r in rows if r["seed"] == 0]) == []
     assert bench.seed_lines(rows[:3] + [dict(rows[3], feasible=False, makespan_s=None)]) == []
