@@ -149,6 +149,7 @@ def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remot
             _rank01_within(m.tflops, m.region)]
     greedy = np.asarray(greedy_classes(cluster, job_specs), dtype=np.int64)
     finish = _greedy_finish_over_makespan(cluster, job_specs, greedy)
+    n_regions = int(m.region.max()) + 1
     for s in range(max_jobs):
         if s < len(order):
             j = job_specs[order[s]]
@@ -156,7 +157,7 @@ def encode(cluster, jobs, *, max_jobs: int = MAX_JOBS, k_local: int = 8, k_remot
             takes = greedy == order[s]
             # The rule's regions by a lookup table rather than np.isin/np.unique: the first
             # np.unique call of a process imports numpy.ma (~25 ms, a quarter of a 0.1 s budget).
-            rule_regions = np.zeros(int(m.region.max()) + 1, dtype=bool)
+            rule_regions = np.zeros(n_regions, dtype=bool)
             rule_regions[m.region[takes]] = True
             cols += [np.ones(n), np.full(n, math.log10(need[order[s]])), np.full(n, math.log10(flops)),
                      np.full(n, math.log2(j.global_batch / j.micro_batches)), np.log2(m.memory_gb * 1e9 / need[order[s]]),

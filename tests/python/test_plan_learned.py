@@ -84,11 +84,15 @@ def test_first_proposal_of_a_process_does_not_import_numpy_ma():
     # a 0.1 s budget for the first plan in a notebook or a CLI call. The proposal path avoids them.
     code = ("import sys\nfrom hulk.plan import generate, learned\n"
             "c = generate.generate_cluster(60, seed=4)\n"
+            "before = 'numpy.ma' in sys.modules\n"
             "learned.default_planner().proposals(c, learned.as_model_specs(['GPT-2 1.5B', 'BERT-large']))\n"
-            "print('numpy.ma' in sys.modules)\n")
+            "print(before, 'numpy.ma' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "False"
+    before, after = proc.stdout.split()
+    if before == "True":
+        pytest.skip("numpy.ma was already imported with hulk (by a dependency): the proposal's own cost cannot show")
+    assert after == "False"
 
 
 def test_rank_within_groups_by_hand():
