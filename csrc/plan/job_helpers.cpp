@@ -2,6 +2,7 @@
 #include "csrc/plan/job_helpers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -117,6 +118,14 @@ std::vector<int64_t> closest_then_ordered(const Cluster& c, const std::vector<in
     }
   }
   return cand;
+}
+
+std::string hours(double s) {
+  if (!std::isfinite(s)) return "infeasible";
+  std::ostringstream o;
+  o.precision(4);
+  o << s / 3600 << " h";
+  return o.str();
 }
 
 }  // namespace hulk::plan::detail

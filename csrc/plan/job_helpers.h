@@ -27,6 +27,8 @@ std::vector<int64_t> even_bounds(int64_t S, int64_t L);
 // Wall time the job occupies its machines (+inf when it cannot run).
 double job_time(const JobPlan& j);
 std::string job_label(const std::vector<ModelSpec>& jobs, int64_t j);
+// Seconds as hours for the notes ("12.34 h"; "infeasible" when not finite).
+std::string hours(double s);
 // Jobs in decreasing order of memory need (stable).
 std::vector<int64_t> jobs_by_need(const std::vector<ModelSpec>& jobs);
 JobPlan infeasible_job(const ModelSpec& m, const std::string& reason, double shortfall);

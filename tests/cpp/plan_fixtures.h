@@ -127,6 +127,13 @@ inline Cluster random_linked(std::mt19937_64& rng, int n) {
 }
 
 // Two small jobs, and a search budget of `n` moves (the clock far away), as several tests use.
+// Each machine to job 0 or 1 or idle (-1) at random: a start for the local searches' tests.
+inline std::vector<int64_t> random_assignment(const Cluster& c, std::mt19937_64& rng) {
+  std::vector<int64_t> a(static_cast<size_t>(c.size()));
+  for (auto& x : a) x = static_cast<int64_t>(rng() % 3) - 1;
+  return a;
+}
+
 inline std::vector<ModelSpec> two_small_jobs() { return {model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)}; }
 inline SearchOptions moves(int64_t n, uint64_t seed = 0) {
   SearchOptions o;

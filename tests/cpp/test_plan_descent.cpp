@@ -50,8 +50,7 @@ TEST(PlanDescent, EndsWhereNoMoveOfTheLastJobHelps) {
     const std::vector<ModelSpec> jobs = two_small_jobs();
     Evaluator ev(c, jobs);
     // A start that fits: Search's fewest-machines idea, by hand: every machine to a random job.
-    std::vector<int64_t> a(static_cast<size_t>(c.size()));
-    for (auto& x : a) x = static_cast<int64_t>(rng() % 3) - 1;
+    std::vector<int64_t> a = random_assignment(c, rng);
     const Score start = ev.score(a);
     if (start.infeasible > 0) {  // left as it is
       std::vector<int64_t> b = a;

@@ -92,8 +92,7 @@ TEST(PlanReseed, NeverLengthensAndEndsWhereNoSingleFreeMachineHelps) {
     const Cluster c = random_regions(rng);
     const std::vector<ModelSpec> jobs = two_small_jobs();
     Evaluator ev(c, jobs);
-    std::vector<int64_t> a(static_cast<size_t>(c.size()));
-    for (auto& x : a) x = static_cast<int64_t>(rng() % 3) - 1;
+    std::vector<int64_t> a = random_assignment(c, rng);
     const Score start = ev.score(a);
     std::vector<int64_t> b = a;
     const auto r = reseed_last_job(c, jobs, ev, b, never, 16, 64);
