@@ -126,7 +126,6 @@ inline Cluster random_linked(std::mt19937_64& rng, int n) {
   return Cluster(ms, links);
 }
 
-// Two small jobs, and a search budget of `n` moves (the clock far away), as several tests use.
 // Each machine to job 0 or 1 or idle (-1) at random: a start for the local searches' tests.
 inline std::vector<int64_t> random_assignment(const Cluster& c, std::mt19937_64& rng) {
   std::vector<int64_t> a(static_cast<size_t>(c.size()));
@@ -134,6 +133,7 @@ inline std::vector<int64_t> random_assignment(const Cluster& c, std::mt19937_64&
   return a;
 }
 
+// Two small jobs, and a search budget of `n` moves (the clock far away), as several tests use.
 inline std::vector<ModelSpec> two_small_jobs() { return {model("j0", 4, 5e7, 16, 50), model("j1", 6, 2e7, 32, 80)}; }
 inline SearchOptions moves(int64_t n, uint64_t seed = 0) {
   SearchOptions o;

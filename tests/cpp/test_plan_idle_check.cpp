@@ -59,6 +59,7 @@ TEST(PlanIdleCheck, CutAfterAGiftSaysWhatWasWeighed) {
   const auto out = offer_idle_to_last_job(f.c, f.jobs, ev, a, [&] { return a != first; });
   ASSERT_GT(out.given, 0);
   ASSERT_EQ(out.notes.size(), 1u);
+  // batches 1, 2, 4 and 7 (all seven idle machines: under the cap of 4 x 1 + 16) were weighed
   EXPECT_TRUE(has(out.notes, "took the batch of the closest idle ones that shortened it most (" +
                                   std::to_string(out.given) + " more, of batches of up to 7 weighed"))
       << out.notes[0];
