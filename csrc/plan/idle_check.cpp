@@ -17,8 +17,6 @@ std::pair<int64_t, double> last_job(Evaluator& ev, const std::vector<std::vector
   return slowest_job(ev, g, std::vector<uint8_t>(g.size(), 0));
 }
 
-}  // namespace
-
 // Machines a job's layout leaves without a stage go back to idle where that costs the job
 // nothing (best_pipeline leaves machines that do not help idle), so that the idle check sees them.
 // Out of time it stops: the plan's makespan is the same either way (the layout of the machines
@@ -41,6 +39,8 @@ void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evalua
   }
 }
 
+}  // namespace
+
 IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev,
                                  std::vector<int64_t>& assign, const std::function<bool()>& out_of_time) {
   IdleCheck out;
@@ -57,6 +57,12 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
       if (assign[static_cast<size_t>(x)] < 0) idle.push_back(x);
     if (j < 0 || idle.empty() || !std::isfinite(worst)) return out;
     const auto& gj = g[static_cast<size_t>(j)];
+    const auto with_batch = [&](size_t k) {  // the group and the k closest idle machines, sorted
+      std::vector<int64_t> trial = gj;
+      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(k));
+      std::sort(trial.begin(), trial.end());
+      return trial;
+    };
     double best = kInf;
     size_t best_k = 0, offered = 0;
     bool cut = out_of_time();  // then only the note
@@ -87,10 +93,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
         cut = true;
         break;
       }
-      std::vector<int64_t> trial = gj;
-      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(k));
-      std::sort(trial.begin(), trial.end());
-      const double t = ev.job(static_cast<size_t>(j), trial).time;
+      const double t = ev.job(static_cast<size_t>(j), with_batch(k)).time;
       offered = k;
       if (t < best) {
         best = t;
@@ -125,9 +128,7 @@ IdleCheck offer_idle_to_last_job(const Cluster& c, const std::vector<ModelSpec>&
     } else if (best_k == 0 || !std::isfinite(best)) {
       o << "cannot use them (no layout of its machines and the idle ones is feasible)";
     } else {
-      std::vector<int64_t> trial = gj;
-      trial.insert(trial.end(), idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(best_k));
-      std::sort(trial.begin(), trial.end());
+      const std::vector<int64_t> trial = with_batch(best_k);
       const JobPlan now = best_pipeline(c, jobs[static_cast<size_t>(j)], gj);
       const JobPlan more = best_pipeline(c, jobs[static_cast<size_t>(j)], trial);
       o << "would take " << hours(best) << " with the best batch of the closest ones (" << best_k

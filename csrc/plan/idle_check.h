@@ -16,12 +16,9 @@ struct IdleCheck {
   std::vector<std::string> notes;
 };
 
-// Machines a job's layout leaves without a stage go back to idle (assign: job index per
-// machine, -1 idle) where that costs the job nothing; stops at out_of_time.
-void release_unused(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
-                    const std::function<bool()>& out_of_time);
-
-// Offers the idle machines to the job that finishes last, closest to its group first (ties:
+// Offers the idle machines (assign: job index per machine, -1 idle; first, machines a job's
+// layout leaves without a stage go back to idle where that costs it nothing) to the job that
+// finishes last, closest to its group first (ties:
 // faster, then lower id), in batches of 1, 2, 4, ..., all (at most 4 x its group + 16) and one
 // replica's worth (the group's size); the batch that shortens it most is kept if the makespan
 // drops, and the check repeats for the (new) last job. When machines stay idle the note says
