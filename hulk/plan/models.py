@@ -2,8 +2,9 @@
 
 :class:`ModelSpec` mirrors ``hulk::plan::ModelSpec`` (``csrc/plan/model_spec.h``) field by field,
 plus ``source``, ``aliases`` and ``notes``. The catalogue (``hulk/data/models.json``) holds
-OPT-175B, T5-11B, GPT-2 1.5B (GPT-2 XL), BERT-large, RoBERTa-large and XLNet-large, each with
-its sources; users add their own models with :func:`from_dict` or :func:`load_models`.
+the paper's six jobs (OPT-175B, T5-11B, GPT-2 1.5B (GPT-2 XL), BERT-large, RoBERTa-large and
+XLNet-large) and Llama-2-7B, -13B and -70B, each with its sources; users add their own models
+with :func:`from_dict` or :func:`load_models`.
 
 Derived quantities (filled in when absent, here and in the catalogue)
 ---------------------------------------------------------------------
@@ -25,7 +26,7 @@ Derived quantities (filled in when absent, here and in the catalogue)
   recomputation avoids, and keeping it would make long-sequence models dominate memory by an
   implementation detail.
 * ``micro_batches`` per model in ``data/models.json``, chosen (assumed) so that a micro-batch
-  is a few sequences for the large models (OPT-175B: 256 micro-batches of 4 sequences), and
+  is a few sequences for the large models (OPT-175B: 64 micro-batches of 4 sequences; Llama-2: 256 of 4), and
   ``iterations = 1000`` for every model so that makespans compare.
 * ``recompute = True``: pipelines use GPipe's re-materialisation (keep each micro-batch's
   stage input, recompute the forward pass in backward: 4/3 of the compute, far less memory),

@@ -9,11 +9,12 @@ import pytest
 from hulk.plan import cluster_spec, models
 
 
-def test_catalogue_has_paper_jobs_with_sources():
+def test_catalogue_holds_the_paper_jobs_and_llama2_with_sources():
     c = models.catalogue()
     assert models.PAPER_JOBS_4 == ["OPT-175B", "T5-11B", "GPT-2 1.5B", "BERT-large"]
     assert models.PAPER_JOBS_6 == models.PAPER_JOBS_4 + ["RoBERTa-large", "XLNet-large"]
-    for name in models.PAPER_JOBS_6:
+    assert set(models.PAPER_JOBS_6) | {"Llama-2-7B", "Llama-2-13B", "Llama-2-70B"} == set(c)
+    for name in c:
         m = c[name]
         assert m.name == name
         assert "20" in m.source and len(m.source) > 40  # cites a paper with its year
@@ -28,6 +29,9 @@ def test_catalogue_has_paper_jobs_with_sources():
     ("BERT-large", 24, 1024, 512, 340e6, 256),
     ("RoBERTa-large", 24, 1024, 512, 355e6, 8192),
     ("XLNet-large", 24, 1024, 512, 340e6, 8192),
+    ("Llama-2-7B", 32, 4096, 4096, 6.7e9, 1024),  # Llama 2's 4M-token batch of 4096-token sequences
+    ("Llama-2-13B", 40, 5120, 4096, 13.0e9, 1024),
+    ("Llama-2-70B", 80, 8192, 4096, 70e9, 1024),
 ])
 def test_catalogue_values(name, layers, hidden, seq, params, batch):
     m = models.get(name)
