@@ -25,7 +25,10 @@ between ``<!-- notes:begin -->`` and ``<!-- notes:end -->`` in it.
 
 Generated clusters, instance k of size n: ``generate_cluster(n, seed=3000 + k, mode=mode, ...)``.
 The measured mode's regime: regions of 1-8 machines (8-16 above 8,000 machines, to stay under
-the generator's region cap), 8-GPU machines, and on odd k one GPU type for all (A100 80GB).
+the generator's region cap), 8-GPU machines, and on odd k one GPU type for all (A100 80GB)
+(``--measured-regime small-regions``, the default and the regime the planner was tuned on).
+``--measured-regime large-regions`` is held out: the generator's own region sizes and GPU mix,
+4-GPU machines and throughput drawn independently of RTT. One results file holds one regime.
 
     python benchmarks/bench_plan_anytime.py --results plan_anytime.jsonl              # full run (hours)
     python benchmarks/bench_plan_anytime.py --results q.jsonl --sizes 47,200 --instances 1 \\
@@ -103,6 +106,22 @@ def measured_regime(n: int, k: int) -> dict:
     return kw
 
 
+def large_regions_regime(n: int, k: int) -> dict:
+    """A held-out measured regime no rule of the planner was tuned on: the generator's own region
+    sizes (rule 5's Dirichlet shares: a few regions of tens to hundreds of machines beside small
+    ones), its whole GPU mix, 4-GPU machines, and throughput drawn independently of RTT."""
+    return {"gpus_per_machine": 4, "rtt_coupling": 0.0}
+
+
+# --measured-regime: the keyword arguments of generate_cluster(mode="measured") per instance,
+# and the words the report uses for them.
+MEASURED_REGIMES = {
+    "small-regions": (measured_regime, "regions of 1-8 machines, 8-GPU machines, uniform A100 80GB on odd k"),
+    "large-regions": (large_regions_regime, "the generator's Dirichlet region sizes and whole GPU mix, 4-GPU "
+                                            "machines, throughput independent of RTT (rtt_coupling 0)"),
+}
+
+
 def instances(args):
     """(mode, n, k, cluster_seed, make) for every cluster of the run."""
     if args.bundled:
@@ -111,7 +130,7 @@ def instances(args):
         for n in args.sizes:
             for k in range(args.first_instance, args.first_instance + args.instances):
                 seed = CLUSTER_SEED_BASE + k
-                kw = measured_regime(n, k) if mode == "measured" else {}
+                kw = MEASURED_REGIMES[args.measured_regime][0](n, k) if mode == "measured" else {}
                 yield mode, n, k, seed, (lambda n=n, seed=seed, mode=mode, kw=kw:
                                           generate.generate_cluster(n, seed=seed, mode=mode, **kw))
 
@@ -147,14 +166,27 @@ def append(path, row: dict) -> None:
         os.fsync(f.fileno())
 
 
+def regime_of(meta: list, path) -> str:
+    """The measured regime of a results file's runs (files from before the option: small-regions);
+    a file whose runs used two regimes is refused, since its measured rows would mix them."""
+    regimes = {m.get("measured_regime", "small-regions") for m in meta} or {"small-regions"}
+    if len(regimes) > 1:
+        sys.exit(f"{path}: runs with different --measured-regime ({', '.join(sorted(regimes))}); use one file per regime")
+    return regimes.pop()
+
+
 def run(args) -> None:
-    done = {key(r) for r in read_results(args.results)[0]}
+    plans, earlier = read_results(args.results)
+    if earlier and regime_of(earlier, args.results) != args.measured_regime:
+        sys.exit(f"--measured-regime {args.measured_regime}: {args.results} holds runs of --measured-regime "
+                 f"{regime_of(earlier, args.results)}; use another results file")
+    done = {key(r) for r in plans}
     # Warm-up: the shipped learned planner is read from disk once per process (tens of ms), a
     # cost like importing the package; loaded here, it is not charged to the first timed plan.
     hp.default_planner()
     meta = {"kind": "meta", "command": command_line(), "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
             "machine": machine(), "hulk": hulk.__version__, "budgets": args.budgets, "reference_s": args.reference,
-            "seed": args.seed}
+            "seed": args.seed, "measured_regime": args.measured_regime}
     for mode, n, k, cluster_seed, make in instances(args):
         cluster = None
         for set_name in args.job_sets:
@@ -573,6 +605,7 @@ def report(args) -> None:
     print("\n".join(table))
     if args.write:
         seeds = sorted({r["seed"] for r in rows})
+        regime = regime_of(meta, args.results)
         begin, end = markers(args.results)
         title = "## Planner: quality against planning time (`benchmarks/bench_plan_anytime.py`)"
         if begin != BEGIN:
@@ -583,8 +616,7 @@ def report(args) -> None:
                 f"{len(rows)} plans; Search's reference budget {args.reference:g} s, plan "
                 f"seed{'s' if len(seeds) > 1 else ''} {', '.join(str(s) for s in seeds)}. Ratios are makespans (lower is better); worst = the largest. Clusters: "
                 "the bundled 47-server cluster and `generate_cluster(n, seed=3000 + k, mode=...)`, measured mode "
-                "with the regime of `measured_regime` (regions of 1-8 machines, 8-GPU machines, uniform A100 80GB "
-                "on odd k). Job sets: " + "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS.items()
+                f"in the regime `{regime}` ({MEASURED_REGIMES[regime][1]}). Job sets: " + "; ".join(f"{a} ({', '.join(j)})" for a, j in JOB_SETS.items()
                                                      if a in {r["job_set"] for r in rows}) + ".", "",
                 *kept_notes(args.write, begin, end), *table, "", end]
         write_section(args.write, begin, end, text)
@@ -643,6 +675,9 @@ def main(argv=None) -> int:
     ap.add_argument("--job-sets", type=_choices(tuple(JOB_SETS)), default=list(DEFAULT_JOB_SETS),
                     help="job sets to plan (default paper4,OPT+RoBERTa+BERT; paper6, all six of the paper's "
                          "jobs, and Llama-2, its 70B, 13B and 7B, are held-out sets no rule was tuned on)")
+    ap.add_argument("--measured-regime", choices=tuple(MEASURED_REGIMES), default="small-regions",
+                    help="the measured clusters' regime (default small-regions, the one the planner was tuned on; "
+                         "large-regions is held out: " + MEASURED_REGIMES["large-regions"][1] + ")")
     ap.add_argument("--no-bundled", dest="bundled", action="store_false", help="skip the bundled 47-server cluster")
     ap.add_argument("--seed", type=int, default=0, help="the planners' seed (default 0)")
     ap.add_argument("--planners", type=_choices(("hulk", "search")), default=["hulk", "search"],

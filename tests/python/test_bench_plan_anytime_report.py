@@ -67,7 +67,8 @@ def test_main_table_pools_the_job_sets_over_the_reference(bench):
 def test_later_instances_and_their_own_section(bench):
     """--first-instance plans clusters the default run never planned (cluster seed 3000 + k),
     and another results file writes its own RESULTS.md section, not the main grid's."""
-    args = argparse.Namespace(bundled=False, modes=["measured"], sizes=[47], instances=2, first_instance=30)
+    args = argparse.Namespace(bundled=False, modes=["measured"], sizes=[47], instances=2, first_instance=30,
+                              measured_regime="small-regions")
     got = [(mode, n, k, seed) for mode, n, k, seed, _ in bench.instances(args)]
     assert got == [("measured", 47, 30, 3030), ("measured", 47, 31, 3031)]
     assert bench.markers("benchmarks/plan_anytime.jsonl") == (bench.BEGIN, bench.END)
@@ -207,6 +208,39 @@ def test_planners_option_runs_only_the_planners_named(bench, monkeypatch, tmp_pa
     assert planned == [("search", 2.0), ("search", 0.1), ("search", 0.3)]
     with pytest.raises(SystemExit):
         bench.main(["--results", str(out), "--planners", "greedy"])
+
+
+def test_measured_regime_reaches_the_generator_and_one_file_holds_one_regime(bench, monkeypatch, tmp_path):
+    """--measured-regime large-regions generates 4-GPU machines with throughput independent of
+    RTT; the file's meta row names the regime, the report says it, and a run of the other
+    regime into the same file is refused before planning."""
+    import json
+    generated, planned = [], []
+
+    class Plan:
+        feasible, makespan_s, planning_s, notes = True, 3600.0, 0.01, []
+
+    def fake_plan(cluster, jobs, planner, time_limit_s, seed, **kw):
+        planned.append(planner)
+        return Plan()
+    monkeypatch.setattr(bench.hp, "plan", fake_plan)
+    monkeypatch.setattr(bench.hp, "default_planner", lambda: None)
+    monkeypatch.setattr(bench.generate, "generate_cluster", lambda n, seed, mode, **kw: generated.append(kw) or [0] * n)
+    out = tmp_path / "r.jsonl"
+    common = ["--results", str(out), "--no-bundled", "--instances", "1", "--budgets", "0.1", "--reference", "2",
+              "--modes", "measured", "--sizes", "47", "--job-sets", "Llama-2"]
+    bench.main(common + ["--measured-regime", "large-regions"])
+    assert generated == [{"gpus_per_machine": 4, "rtt_coupling": 0.0}] and len(planned) == 3
+    meta = [json.loads(line) for line in out.read_text().splitlines() if '"meta"' in line]
+    assert [m["measured_regime"] for m in meta] == ["large-regions"]
+    with pytest.raises(SystemExit, match="holds runs of --measured-regime large-regions"):
+        bench.main(common)  # the default regime, small-regions
+    assert len(planned) == 3
+    md = tmp_path / "RESULTS.md"
+    bench.main(["--results", str(out), "--report", "--write", str(md)])
+    text = md.read_text()
+    assert "in the regime `large-regions` (the generator's Dirichlet region sizes" in text
+    assert "Job sets: Llama-2 (Llama-2-70B, Llama-2-13B, Llama-2-7B)." in text
 
 
 def test_plan_story_reads_the_source_and_the_moves_from_the_notes(bench):
