@@ -98,7 +98,8 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // in its order but System A's start last; Hulk runs the first two, then its cheap
 // classifications, then the other six; where the last job of the best start so far holds at
 // least 10% of the machines they run under Search's own time rule instead, so Hulk has every
-// start Search has), Hulk's classifications
+// start Search has, and so does the second where the first left no room in the share), Hulk's
+// classifications
 // (add_classification: the GNN's proposal, the greedy rule, the region heuristic; descend_best
 // after the cheap ones), each through
 // Algorithm 1 and growth (grow_bottleneck, within the job's regions) and, when its groups are

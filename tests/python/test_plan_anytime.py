@@ -288,6 +288,24 @@ def test_the_gnns_proposal_is_left_out_when_its_expected_time_cannot_fit(monkeyp
     assert any(n.startswith("hulk: no time left for 1 candidate source(s): the GNN's proposal") for n in skipped.notes)
 
 
+def test_a_gnns_proposal_too_long_for_the_share_runs_after_searchs_starts(monkeypatch):
+    """Where three times the proposal's expected time does not fit in the sources' share, but
+    once does, the proposal runs after Search's other six starts, not before them (they would
+    not fit after it); with room to spare it runs before them."""
+    c = measured_like(4)
+    last_start = 'Search\'s start "System A\'s machines"'  # the last of Search's starts in Hulk's order
+    p = planners.plan(c, PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
+    names = [s for s, _ in _steps(p.notes)[0]]
+    assert names.index("the GNN's proposal") < names.index(last_start)
+    share = 0.6 * GENEROUS_S  # csrc/plan/search.cpp kSourceShare
+    monkeypatch.setattr(planners, "_GNN_COST", planners._StepCost(0.4 * share / len(c)))
+    assert planners._GNN_COST.expected_s(len(c)) == pytest.approx(0.4 * share)
+    p = planners.plan(c, PAPER4, "hulk", time_limit_s=GENEROUS_S, seed=0, refine_iterations=MOVES)
+    names = [s for s, _ in _steps(p.notes)[0]]
+    assert names.index("the GNN's proposal") > names.index(last_start)
+    assert not any("no time left" in n for n in p.notes)
+
+
 def test_a_gnn_proposal_that_is_the_rules_groups_is_named_among_the_steps(monkeypatch):
     """The GNN ran but proposed nothing new: its time is still in the note, so that the steps
     account for the budget."""
