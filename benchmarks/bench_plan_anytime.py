@@ -177,9 +177,9 @@ def regime_of(meta: list, path) -> str:
 
 def run(args) -> None:
     plans, earlier = read_results(args.results)
-    if earlier and regime_of(earlier, args.results) != args.measured_regime:
+    if earlier and (regime := regime_of(earlier, args.results)) != args.measured_regime:
         sys.exit(f"--measured-regime {args.measured_regime}: {args.results} holds runs of --measured-regime "
-                 f"{regime_of(earlier, args.results)}; use another results file")
+                 f"{regime}; use another results file")
     done = {key(r) for r in plans}
     # Warm-up: the shipped learned planner is read from disk once per process (tens of ms), a
     # cost like importing the package; loaded here, it is not charged to the first timed plan.

@@ -631,6 +631,8 @@ struct AnytimePlanner::State {
   static constexpr double kSourceShare = 0.6;
   double sources_limit_s() const { return kSourceShare * opts.time_limit_s; }
   bool sources_out_of_time() const { return seconds_since(t0) >= sources_limit_s(); }
+  // Whether a step of step_s seconds, started now, would end within the sources' share.
+  bool room_in_share(double step_s) const { return seconds_since(t0) + step_s < sources_limit_s(); }
   // One of Hulk's own starts: a candidate, and the walk's start if it is the best so far.
   void add_start(const std::string& name, std::vector<int64_t> a, const Score& score) {
     candidates.push_back({name, laid_out(a)});
@@ -653,7 +655,7 @@ AnytimePlanner::~AnytimePlanner() = default;
 double AnytimePlanner::elapsed_s() const { return seconds_since(s_->t0); }
 
 bool AnytimePlanner::time_for_another_step(double expected_s) const {
-  return !s_->started || seconds_since(s_->t0) + std::max(s_->longest, expected_s) < s_->sources_limit_s();
+  return !s_->started || s_->room_in_share(std::max(s_->longest, expected_s));
 }
 
 void AnytimePlanner::record_step(double seconds, const std::string& nothing_from) {
@@ -713,8 +715,7 @@ void AnytimePlanner::add_search_starts(size_t from, size_t to) {
     // OPT+RoBERTa+BERT at 0.1 s 1.059x -> 1.000x. Cell means at 1,000-20,000 machines moved
     // within run-to-run noise (k = 380-384 and 390-394, 0.1 and 0.3 s).
     if (!s.st.best.empty() && last_job_share(s.st.best, s.st.score.last) < kPlainWalkLastJobShare) {
-      const bool no_room = seconds_since(s.t0) + std::max(s.st.longest, s.longest) >= s.sources_limit_s();
-      if (k >= 2 || !no_room) o.time_limit_s = s.sources_limit_s();
+      if (k >= 2 || s.room_in_share(std::max(s.st.longest, s.longest))) o.time_limit_s = s.sources_limit_s();
     }
     const size_t start = kHulkOrderOfSearchStarts[k];
     const size_t before = s.st.tried.size();
