@@ -24,7 +24,9 @@ Derived quantities (filled in when absent, here and in the catalogue)
   arXiv 2205.05198, section 4.1: ``s*b*h*(34 + 5*a*s/h)`` bytes per layer). The attention-score
   term ``5*a*s/h`` is omitted: it is the part that fused/flash attention or selective
   recomputation avoids, and keeping it would make long-sequence models dominate memory by an
-  implementation detail.
+  implementation detail. Llama-2's catalogue entries give theirs explicitly, counted the same
+  way for their SwiGLU MLP and grouped-query attention (:func:`gated_mlp_activation_bytes_per_token`):
+  37.5 h (7B), 37.6 h (13B) and 40.5 h (70B).
 * ``micro_batches`` per model in ``data/models.json``, chosen (assumed) so that a micro-batch
   is a few sequences for the large models (OPT-175B: 64 micro-batches of 4 sequences; Llama-2: 256 of 4), and
   ``iterations = 1000`` for every model so that makespans compare.
@@ -83,6 +85,7 @@ __all__ = [
     "catalogue",
     "flops_per_token_of",
     "from_dict",
+    "gated_mlp_activation_bytes_per_token",
     "get",
     "load_models",
 ]
@@ -108,6 +111,31 @@ def flops_per_token_of(params: float, layers: int, hidden: int, seq_len: int) ->
 def activation_bytes_per_token_of(hidden: int) -> float:
     """34 h bytes per token per layer (Korthikanti et al. 2022, attention-score term omitted)."""
     return _core.plan.activation_bytes_per_token(int(hidden))  # csrc/plan/model_spec.h
+
+
+def gated_mlp_activation_bytes_per_token(hidden: int, ffn_hidden: int, heads: int, kv_heads: int) -> int:
+    """Bytes per token per layer that a Llama-style layer (RMSNorm, no dropout, rotary attention
+    with ``kv_heads`` key-value heads, a SwiGLU MLP of width ``ffn_hidden``) keeps for its
+    backward pass in 16-bit, counted tensor by tensor as Korthikanti et al. 2022 count the 34 h
+    of a GPT layer (section 4.1), with the same convention that fused attention keeps no score
+    matrix:
+
+    * attention: its input 2h, Q 2h, K and V 2h * kv_heads / heads each, and its output (the
+      output projection's input) 2h;
+    * MLP: its input 2h (shared by the gate and up projections), the gate's output (SiLU's
+      input) 2f, the up projection's output 2f, SiLU's output 2f and their product (the down
+      projection's input) 2f;
+    * the two RMSNorms' inputs, 2h each.
+
+    In all ``12 h + 4 h kv_heads / heads + 8 f``: 16 h + 8 f with one key-value head per head.
+    Raises InputError naming the argument when a size is not a positive integer or
+    ``kv_heads`` does not divide ``heads``."""
+    for name, v in (("hidden", hidden), ("ffn_hidden", ffn_hidden), ("heads", heads), ("kv_heads", kv_heads)):
+        if not is_int(v) or v < 1:
+            raise InputError(f"{name} must be a positive integer, got {v!r}")
+    if heads % kv_heads:
+        raise InputError(f"kv_heads={kv_heads!r} must divide heads={heads!r}")
+    return 12 * hidden + 4 * hidden * kv_heads // heads + 8 * ffn_hidden
 
 
 @dataclass

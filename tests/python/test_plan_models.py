@@ -37,7 +37,36 @@ def test_catalogue_values(name, layers, hidden, seq, params, batch):
     m = models.get(name)
     assert (m.layers, m.hidden, m.seq_len, m.params, m.global_batch) == (layers, hidden, seq, params, batch)
     assert m.flops_per_token == 6 * params + 12 * layers * hidden * seq
-    assert m.activation_bytes_per_token == 34 * hidden
+    if not name.startswith("Llama"):
+        assert m.activation_bytes_per_token == 34 * hidden
+
+
+# The released configurations' MLP width, heads and key-value heads (sources in models.json).
+@pytest.mark.parametrize("name,ffn,heads,kv_heads", [
+    ("Llama-2-7B", 11008, 32, 32), ("Llama-2-13B", 13824, 40, 40), ("Llama-2-70B", 28672, 64, 8)])
+def test_llama2_activations_are_counted_for_swiglu_and_grouped_query_attention(name, ffn, heads, kv_heads):
+    m = models.get(name)
+    assert m.activation_bytes_per_token == models.gated_mlp_activation_bytes_per_token(m.hidden, ffn, heads, kv_heads)
+    assert str(ffn) in m.source and "num_key_value_heads" in m.source
+    assert 37 * m.hidden < m.activation_bytes_per_token < 41 * m.hidden  # a little over GPT's 34 h
+
+
+def test_gated_mlp_activation_count_by_hand():
+    # Llama-2-7B, tensor by tensor in 16-bit (bytes per token): attention 2h input + 2h Q + 2h K
+    # + 2h V + 2h output; MLP 2h input + 4 * 2f (gate, up, SiLU, product); RMSNorms 2 * 2h.
+    h, f = 4096, 11008
+    by_hand = (2 * h + 2 * h + 2 * h + 2 * h + 2 * h) + (2 * h + 4 * 2 * f) + 2 * 2 * h
+    assert models.gated_mlp_activation_bytes_per_token(h, f, 32, 32) == by_hand == 153600
+    # grouped-query attention: K and V shrink with the key-value heads, nothing else does
+    assert models.gated_mlp_activation_bytes_per_token(h, f, 32, 8) == by_hand - 2 * (2 * h - 2 * h // 4)
+
+
+@pytest.mark.parametrize("args,field", [
+    ((0, 11008, 32, 32), "hidden"), ((4096, 1.5, 32, 32), "ffn_hidden"), ((4096, 11008, -1, 1), "heads"),
+    ((4096, 11008, 32, True), "kv_heads"), ((4096, 11008, 32, 5), "kv_heads=5")])
+def test_gated_mlp_activation_count_names_a_bad_argument(args, field):
+    with pytest.raises(models.InputError, match=field):
+        models.gated_mlp_activation_bytes_per_token(*args)
 
 
 def test_opt_memory_and_helpers():
