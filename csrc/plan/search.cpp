@@ -862,7 +862,10 @@ Plan AnytimePlanner::finish() {
     // fresh measured clusters k = 50-57, 47-1,000 machines, both job sets, 0.1-1 s, with
     // Search's starts under Search's own time rule (add_search_starts) in both: instances over
     // 1.02x Search's plan at the same budget 3 of 144 against 5, worst 1.030 against 1.118,
-    // means equal (0.920).
+    // means equal (0.920). Search's second walk (from its start "Hulk", which wins Search's plan
+    // on the bundled cluster at 0.3 s) was tried here too, sharing this half with the first or
+    // after it for a quarter: on 47 machines, k = 50-54 it mended the paper-fitted misses
+    // (3 -> 0 of 60), on k = 55-59 it lost (misses 2 -> 3-4 of 132, measured means up to 1% longer).
     const double share = search_start.empty() ? 0 : last_job_share(s.st.best, s.st.score.last);
     Walk plain;
     if (share >= kPlainWalkLastJobShare) {
