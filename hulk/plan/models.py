@@ -128,13 +128,15 @@ def gated_mlp_activation_bytes_per_token(hidden: int, ffn_hidden: int, heads: in
     * the two RMSNorms' inputs, 2h each.
 
     In all ``12 h + 4 h kv_heads / heads + 8 f``: 16 h + 8 f with one key-value head per head.
-    Raises InputError naming the argument when a size is not a positive integer or
-    ``kv_heads`` does not divide ``heads``."""
+    Raises InputError naming the argument when a size is not a positive integer, or
+    ``kv_heads`` does not divide ``heads``, or ``heads`` does not divide ``hidden``."""
     for name, v in (("hidden", hidden), ("ffn_hidden", ffn_hidden), ("heads", heads), ("kv_heads", kv_heads)):
         if not is_int(v) or v < 1:
             raise InputError(f"{name} must be a positive integer, got {v!r}")
     if heads % kv_heads:
         raise InputError(f"kv_heads={kv_heads!r} must divide heads={heads!r}")
+    if hidden % heads:
+        raise InputError(f"heads={heads!r} must divide hidden={hidden!r} (the width of one head)")
     return 12 * hidden + 4 * hidden * kv_heads // heads + 8 * ffn_hidden
 
 
