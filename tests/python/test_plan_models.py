@@ -64,7 +64,7 @@ def test_gated_mlp_activation_count_by_hand():
 @pytest.mark.parametrize("args,field", [
     ((0, 11008, 32, 32), "hidden"), ((4096, 1.5, 32, 32), "ffn_hidden"), ((4096, 11008, -1, 1), "heads"),
     ((4096, 11008, 32, True), "kv_heads"), ((4096, 11008, 32, 5), "kv_heads=5"),
-    ((4000, 11008, 32, 8), "heads=32 must divide hidden=4000")])
+    ((4100, 11008, 32, 8), "heads=32 must divide hidden=4100")])
 def test_gated_mlp_activation_count_names_a_bad_argument(args, field):
     with pytest.raises(models.InputError, match=field):
         models.gated_mlp_activation_bytes_per_token(*args)
