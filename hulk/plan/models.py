@@ -70,7 +70,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from .. import _core
-from .._checks import is_int, is_real
+from .._checks import check_int, is_int, is_real
 from .._io import naming_the_file, read_json_file
 from ..errors import InputError
 
@@ -130,9 +130,8 @@ def gated_mlp_activation_bytes_per_token(hidden: int, ffn_hidden: int, heads: in
     In all ``12 h + 4 h kv_heads / heads + 8 f``: 16 h + 8 f with one key-value head per head.
     Raises InputError naming the argument when a size is not a positive integer, or
     ``kv_heads`` does not divide ``heads``, or ``heads`` does not divide ``hidden``."""
-    for name, v in (("hidden", hidden), ("ffn_hidden", ffn_hidden), ("heads", heads), ("kv_heads", kv_heads)):
-        if not is_int(v) or v < 1:
-            raise InputError(f"{name} must be a positive integer, got {v!r}")
+    hidden, ffn_hidden, heads, kv_heads = (check_int(v, name, lo=1) for v, name in (
+        (hidden, "hidden"), (ffn_hidden, "ffn_hidden"), (heads, "heads"), (kv_heads, "kv_heads")))
     if heads % kv_heads:
         raise InputError(f"kv_heads={kv_heads!r} must divide heads={heads!r}")
     if hidden % heads:
