@@ -50,6 +50,19 @@ def test_one_row_per_mode_with_the_bound_counted_by_plan_and_by_seed_mean(summar
     assert (m["seed_means"], m["seed_means_over"], m["worst_seed_mean"]) == (2, 1, pytest.approx(1.10))
     assert m["k"] == "0-1, 3" and m["dates"] == ("2026-11-26 11:25 UTC", "2026-11-26 13:31 UTC")
     assert out[0]["seed_means"] == 0 and out[0]["worst_seed_mean"] is None
+    # each planner against itself: instance 0's two Hulk plans 105 and 95 (105/95 over 1.02x, one
+    # of its two ordered pairs); Search's 100 and 100 never
+    assert (m["seed_pairs"], m["search_pairs_over"], m["hulk_pairs_over"]) == (4, 0, 1)
+    assert out[0]["seed_pairs"] == 0
+
+
+def test_seed_pairs_count_each_ordered_pair_once(summary):
+    # one instance, three seeds: Search 100, 101, 104; Hulk 100 on each. Ordered pairs over 1.02x:
+    # 104/100 and 104/101 (101/100 is within it, and a shorter plan is never over)
+    rows = [_row("search", m, seed=s) for s, m in enumerate((100.0, 101.0, 104.0))]
+    rows += [_row("hulk", 100.0, seed=s) for s in range(3)]
+    (m,) = summary.file_rows(rows, [])
+    assert (m["seed_pairs"], m["search_pairs_over"], m["hulk_pairs_over"]) == (6, 2, 0)
 
 
 def test_the_table_renders_each_file(summary, tmp_path):
@@ -58,7 +71,7 @@ def test_the_table_renders_each_file(summary, tmp_path):
                             + _rows()))
     lines = summary.table_lines([str(path)])
     assert lines[2] == ("| `plan_anytime_x.jsonl` | measured | 47, 200 | 1 | 0-1, 3 | 2 | 2026-11-26 11:25 UTC | 5 | "
-                        "0.940 | 1 of 2 (1.050) | 3 of 5 (1.100) | 1 of 2 (1.100) |")
+                        "0.940 | 1 of 2 (1.050) | 3 of 5 (1.100) | 1 of 2 (1.100) | 0 / 1 of 4 |")
 
 
 def test_a_missing_file_is_named(summary, tmp_path, capsys):
