@@ -31,9 +31,19 @@ std::vector<int64_t> region_index(const Cluster& c);
 std::vector<int64_t> seed_regions(const Cluster& c, const std::vector<int64_t>& region, const std::vector<uint8_t>& free,
                                   size_t seeds);
 
+// The shortest prefix of `machines` (in their order) with which `job` is feasible, sorted by
+// index; empty when all of them are not enough. By bisection (a longer prefix holds more
+// memory), so a cut by out_of_time returns a longer prefix that fits. Counts its layouts in
+// `evaluations`.
+std::vector<int64_t> smallest_fitting_prefix(Evaluator& ev, size_t job, const std::vector<int64_t>& machines,
+                                             const std::function<bool()>& out_of_time, int64_t& evaluations);
+
 // Grows new groups for the job that finishes last in a concurrent assignment (job index per
 // machine, -1 idle) from its free machines (idle or its own; other jobs keep theirs). From each
-// seed region (seed_regions) in turn, a steepest descent on that job's time alone: each step
+// seed region (seed_regions) in turn, two steepest descents on that job's time alone: from all
+// of the region's free machines and from the fewest of its fastest free machines that hold the
+// job (smallest_fitting_prefix; where that is fewer than all), the smaller start first where the
+// region holds at least 4 times its machines (reseed.cpp says why): each step
 // takes one free machine or gives one back, the best of them, among the group's own machines,
 // the `pool` free machines closest to the group in the time to send the job's boundary
 // activations and the `pool` fastest free machines; a seed that does not fit in memory climbs
@@ -47,7 +57,8 @@ std::vector<int64_t> seed_regions(const Cluster& c, const std::vector<int64_t>& 
 // bottleneck stage is compute plus the send to the next machine, and the good chains link many
 // regions through fast pairs. 1,000 measured machines #4 (OPT+RoBERTa+BERT): Hulk's 1 s group
 // 41.5 s per iteration, Search's after 60 s 34.3 s, this descent from the third seed region
-// 28.3-30.6 s (prototype over the same evaluator).
+// 28.3-30.6 s (prototype over the same evaluator). The descent from the fewest fastest: see
+// kFewFirstRatio in reseed.cpp.
 Reseed reseed_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Evaluator& ev, std::vector<int64_t>& assign,
                        const std::function<bool()>& out_of_time, size_t seeds = 8, size_t pool = 48);
 

@@ -17,6 +17,7 @@ using hulk::plan::detail::region_index;
 using hulk::plan::detail::reseed_last_job;
 using hulk::plan::detail::Score;
 using hulk::plan::detail::seed_regions;
+using hulk::plan::detail::smallest_fitting_prefix;
 
 const auto never = [] { return false; };
 
@@ -79,6 +80,46 @@ TEST(PlanReseed, SeedRegionsHaveTheMostFreeCompute) {
       EXPECT_EQ(seed_regions(c, region, free, k), want) << "trial " << trial << " k " << k;
     }
   }
+}
+
+// The bottom-up seed: the shortest prefix of a machine list that holds the job. On random
+// clusters and random machine orders: what it returns is that prefix (sorted), it fits, the
+// prefix one shorter does not (the bisection's boundary), and a list that cannot hold the job
+// gives nothing. Cut at once by the clock, it still returns a prefix that fits.
+TEST(PlanReseed, SmallestFittingPrefixIsTheBoundaryOfFitting) {
+  std::mt19937_64 rng(17);
+  const std::vector<ModelSpec> jobs = {model("big", 12, 2e8, 8, 60)};
+  int found = 0, none = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Cluster c = random_regions(rng);
+    Evaluator ev(c, jobs);
+    std::vector<int64_t> order(static_cast<size_t>(c.size()));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    std::shuffle(order.begin(), order.end(), rng);
+    order.resize(1 + rng() % order.size());
+    const auto sorted_prefix = [&](size_t k) {
+      std::vector<int64_t> h(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
+      std::sort(h.begin(), h.end());
+      return h;
+    };
+    int64_t evaluations = 0;
+    const std::vector<int64_t> got = smallest_fitting_prefix(ev, 0, order, never, evaluations);
+    EXPECT_GT(evaluations, 0);
+    if (!ev.job(0, sorted_prefix(order.size())).feasible) {
+      EXPECT_TRUE(got.empty()) << "trial " << trial;
+      ++none;
+      continue;
+    }
+    ++found;
+    ASSERT_FALSE(got.empty()) << "trial " << trial;
+    EXPECT_EQ(got, sorted_prefix(got.size())) << "trial " << trial;
+    EXPECT_TRUE(ev.job(0, got).feasible) << "trial " << trial;
+    if (got.size() > 1) EXPECT_FALSE(ev.job(0, sorted_prefix(got.size() - 1)).feasible) << "trial " << trial;
+    const auto cut = smallest_fitting_prefix(ev, 0, order, [] { return true; }, evaluations);
+    EXPECT_TRUE(ev.job(0, cut).feasible) << "trial " << trial;
+  }
+  EXPECT_GT(found, 0);  // both cases are exercised
+  EXPECT_GT(none, 0);
 }
 
 // On small random clusters, with every free machine a candidate (pool >= machines) and every
