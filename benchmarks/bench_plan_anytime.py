@@ -503,6 +503,12 @@ def _rerun_seed_means(first: dict, second: dict) -> dict:
     return out
 
 
+def seed_pair_ratios(makespans: list) -> list:
+    """One planner against itself on one instance: its makespan of each seed over its makespan of
+    each other seed (the ordered pairs), the noise floor of a per-seed bound."""
+    return [a / b for a, b in itertools.permutations(makespans, 2)]
+
+
 def seed_lines(rows: list) -> list:
     """The seed spread, for files that hold several plan seeds (``--seed``) of the same instances:
     per mode, size and budget, each planner's largest over least makespan across the seeds of one
@@ -529,7 +535,7 @@ def seed_lines(rows: list) -> list:
         c["hulk"].append(max(h) / min(h))
         c["search"].append(max(s_) / min(s_))
         c["per_seed"] += [a / b for a, b in zip(h, s_)]
-        c["search_pairs"] += [a / b for a, b in itertools.permutations(s_, 2)]
+        c["search_pairs"] += seed_pair_ratios(s_)
         c["mean"].append(statistics.geometric_mean(h) / statistics.geometric_mean(s_))
     if not cells:
         return []

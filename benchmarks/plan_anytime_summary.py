@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_plan_anytime import MODE_ORDER, WORST_BOUND, plans_by_key, read_results  # noqa: E402
+from bench_plan_anytime import MODE_ORDER, WORST_BOUND, plans_by_key, read_results, seed_pair_ratios  # noqa: E402
 from results_file import write_section  # noqa: E402
 
 BEGIN, END = "<!-- plan_anytime_summary:begin -->", "<!-- plan_anytime_summary:end -->"
@@ -84,15 +84,9 @@ def _seed_pairs_over(instances) -> tuple:
     times its plan of one seed is over WORST_BOUND times its plan of the other. Search's count is
     the noise floor of a per-plan bound: a Search(t) whose result depends on timing and seed is
     this often over 1.02x itself. Returns ((search over, pairs), (hulk over, pairs))."""
-    pairs = search_over = hulk_over = 0
-    for v in instances:
-        for i, (hi, si) in enumerate(v):
-            for j, (hj, sj) in enumerate(v):
-                if i != j:
-                    pairs += 1
-                    search_over += si / sj > WORST_BOUND
-                    hulk_over += hi / hj > WORST_BOUND
-    return (search_over, pairs), (hulk_over, pairs)
+    search = [q for v in instances for q in seed_pair_ratios([s for _, s in v])]
+    hulk = [q for v in instances for q in seed_pair_ratios([h for h, _ in v])]
+    return ((sum(q > WORST_BOUND for q in search), len(search)), (sum(q > WORST_BOUND for q in hulk), len(hulk)))
 
 
 def table_lines(files: list) -> list:
