@@ -33,8 +33,8 @@ cd "$root" || exit 1
 
 # name|expected seconds on a lent H100/H200 from a bare machine, the build included (H200, 2026-11-26:
 # build 58 s measured so; sanitize 28, bench1 109 and bench2 50 s measured after it, plus about 25 s
-# for their own build; bench3 had time for its first row only; cpp is an estimate: its dry run
-# here ran the 245 tests in 6 s on 2 cores, one thread each)|what it runs|what it writes
+# for their own build; bench3 had time for its first row only; 2026-11-28 in `all`: build 62,
+# sanitize 26, cpp 6, bench1 82, bench2 53, bench3 202 s)|what it runs|what it writes
 STAGES=(
   "build|60|configure + build for sm_90 (C++ core, CUDA backend, C++ tests, extension); ctest -L cuda; pytest -m cuda|summary.txt deps.log build.log ctest.log pytest.log"
   "sanitize|60|build the CUDA tests; compute-sanitizer memcheck, racecheck, synccheck over the kernel parity tests|summary.txt deps.log build.log memcheck.log racecheck.log synccheck.log"
