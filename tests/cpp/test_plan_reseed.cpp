@@ -187,4 +187,36 @@ TEST(PlanReseed, MovesTheLastJobToAFastIdleRegion) {
   EXPECT_EQ(a, (std::vector<int64_t>{-1, -1, 0, 0}));
 }
 
+// No region holds the job alone: the seed region grows by its closest machines. Four regions of
+// two machines; A and B fast and joined by a fast link, C and D slow and far. The job sits on
+// machines of C and D and regrows within A and B.
+TEST(PlanReseed, GrowsASeedRegionTooSmallForTheJobFromItsClosestMachines) {
+  std::vector<Machine> ms;
+  const std::vector<std::string> names = {"A", "A", "B", "B", "C", "C", "D", "D"};
+  for (size_t k = 0; k < names.size(); ++k)
+    ms.push_back({"m" + std::to_string(k), names[k], 6.0, k < 4 ? 400.0 : 10.0, "", 1});
+  std::vector<Link> links;
+  for (size_t i = 0; i < ms.size(); ++i)
+    for (size_t j = i + 1; j < ms.size(); ++j) {
+      const bool same = ms[i].region == ms[j].region, ab = i < 4 && j < 4;
+      links.push_back({static_cast<int64_t>(i), static_cast<int64_t>(j), same ? 1.0 : ab ? 5.0 : 150.0,
+                       same ? 100.0 : ab ? 10.0 : 0.05});
+    }
+  const Cluster c(ms, links);
+  const std::vector<ModelSpec> jobs = {model("big", 8, 1e8, 8, 100)};
+  Evaluator ev(c, jobs);
+  for (int64_t r = 0; r < 4; ++r)  // the case: no region's two machines hold the job
+    ASSERT_FALSE(ev.job(0, {2 * r, 2 * r + 1}).feasible) << "region " << r;
+  std::vector<int64_t> a{-1, -1, -1, -1, 0, 0, 0, -1};
+  ASSERT_TRUE(ev.job(0, groups_of(a, 1)[0]).feasible);
+  const double before = ev.job(0, groups_of(a, 1)[0]).time;
+  const auto r = reseed_last_job(c, jobs, ev, a, never);
+  EXPECT_TRUE(r.improved);
+  const auto g = groups_of(a, 1)[0];
+  EXPECT_GE(g.size(), 3u);
+  for (int64_t x : g) EXPECT_LT(x, 4) << "machine " << x << " outside A and B";
+  EXPECT_TRUE(ev.job(0, g).feasible);
+  EXPECT_LT(ev.job(0, g).time, before);
+}
+
 }  // namespace
