@@ -38,6 +38,12 @@ std::vector<int64_t> seed_regions(const Cluster& c, const std::vector<int64_t>& 
 std::vector<int64_t> smallest_fitting_prefix(Evaluator& ev, size_t job, const std::vector<int64_t>& machines,
                                              const std::function<bool()>& out_of_time, int64_t& evaluations);
 
+// A seed region's machines `fast` (fastest first, all of them), then up to `pool` of the other
+// `free` machines (flag per machine), closest to the region in the time to send `bytes` first:
+// the list whose shortest fitting prefix starts a seed region too small for the job.
+std::vector<int64_t> region_then_closest(const Cluster& c, const std::vector<int64_t>& fast, std::vector<uint8_t> free,
+                                         double bytes, size_t pool);
+
 // Grows new groups for the job that finishes last in a concurrent assignment (job index per
 // machine, -1 idle) from its free machines (idle or its own; other jobs keep theirs). From each
 // seed region (seed_regions) in turn, two steepest descents on that job's time alone: from all

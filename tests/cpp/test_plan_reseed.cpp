@@ -14,6 +14,7 @@ using namespace plan_fixtures;
 using hulk::plan::detail::Evaluator;
 using hulk::plan::detail::groups_of;
 using hulk::plan::detail::region_index;
+using hulk::plan::detail::region_then_closest;
 using hulk::plan::detail::reseed_last_job;
 using hulk::plan::detail::Score;
 using hulk::plan::detail::seed_regions;
@@ -187,10 +188,8 @@ TEST(PlanReseed, MovesTheLastJobToAFastIdleRegion) {
   EXPECT_EQ(a, (std::vector<int64_t>{-1, -1, 0, 0}));
 }
 
-// No region holds the job alone: the seed region grows by its closest machines. Four regions of
-// two machines; A and B fast and joined by a fast link, C and D slow and far. The job sits on
-// machines of C and D and regrows within A and B.
-TEST(PlanReseed, GrowsASeedRegionTooSmallForTheJobFromItsClosestMachines) {
+// Four regions of two machines: A and B fast and joined by a fast link, C and D slow and far.
+Cluster four_pairs() {
   std::vector<Machine> ms;
   const std::vector<std::string> names = {"A", "A", "B", "B", "C", "C", "D", "D"};
   for (size_t k = 0; k < names.size(); ++k)
@@ -202,7 +201,30 @@ TEST(PlanReseed, GrowsASeedRegionTooSmallForTheJobFromItsClosestMachines) {
       links.push_back({static_cast<int64_t>(i), static_cast<int64_t>(j), same ? 1.0 : ab ? 5.0 : 150.0,
                        same ? 100.0 : ab ? 10.0 : 0.05});
     }
-  const Cluster c(ms, links);
+  return Cluster(ms, links);
+}
+
+// The list a seed region too small for the job grows from: its own machines as given, then the
+// free machines outside it, closest in send time first (B before C and D), at most `pool`.
+TEST(PlanReseed, RegionThenClosestListsTheRegionThenItsClosestFreeMachines) {
+  const Cluster c = four_pairs();
+  std::vector<uint8_t> free(8, 1);
+  free[7] = 0;  // another job's
+  const std::vector<int64_t> region = {1, 0};  // A, fastest first as the caller orders it
+  const std::vector<int64_t> all = region_then_closest(c, region, free, 1e8, 100);
+  ASSERT_EQ(all.size(), 7u);  // A's two, then the five other free machines once each
+  EXPECT_EQ(std::vector<int64_t>(all.begin(), all.begin() + 4), (std::vector<int64_t>{1, 0, 2, 3}));
+  std::vector<int64_t> rest(all.begin() + 4, all.end());
+  std::sort(rest.begin(), rest.end());
+  EXPECT_EQ(rest, (std::vector<int64_t>{4, 5, 6}));
+  const std::vector<int64_t> capped = region_then_closest(c, region, free, 1e8, 2);
+  EXPECT_EQ(capped, (std::vector<int64_t>{1, 0, 2, 3}));
+}
+
+// No region holds the job alone: the seed region grows by its closest machines. The job sits on
+// machines of C and D and regrows within A and B.
+TEST(PlanReseed, GrowsASeedRegionTooSmallForTheJobFromItsClosestMachines) {
+  const Cluster c = four_pairs();
   const std::vector<ModelSpec> jobs = {model("big", 8, 1e8, 8, 100)};
   Evaluator ev(c, jobs);
   for (int64_t r = 0; r < 4; ++r)  // the case: no region's two machines hold the job
@@ -218,5 +240,4 @@ TEST(PlanReseed, GrowsASeedRegionTooSmallForTheJobFromItsClosestMachines) {
   EXPECT_TRUE(ev.job(0, g).feasible);
   EXPECT_LT(ev.job(0, g).time, before);
 }
-
 }  // namespace
