@@ -249,6 +249,7 @@ void bind_plan(py::module_& m) {
            }),
            py::arg("cluster"), py::arg("jobs"), py::arg("time_limit_s"), py::arg("seed"), py::arg("max_iterations"))
       .def("elapsed_s", &AnytimePlanner::elapsed_s)
+      .def("start_search_thread", &AnytimePlanner::start_search_thread)
       .def("time_for_another_step", &AnytimePlanner::time_for_another_step, py::arg("expected_s") = 0.0)
       .def("record_step", &AnytimePlanner::record_step, py::arg("seconds"), py::arg("nothing_from") = "")
       .def("skip", &AnytimePlanner::skip, py::arg("source"))

@@ -142,6 +142,13 @@ class AnytimePlanner {
   AnytimePlanner(const AnytimePlanner&) = delete;
   AnytimePlanner& operator=(const AnytimePlanner&) = delete;
   double elapsed_s() const;
+  // Runs Search (plan_search) in a second thread for the budget left, with the same seed and
+  // move cap; finish() waits for it and returns the shorter of the two plans (by makespan, then
+  // the jobs' total time; Hulk's on a tie), its notes saying which. Hulk's plan is then never
+  // longer than Search's at the same budget, at the price of a second core for the whole budget
+  // (on a machine without a spare core the two threads slow each other). The destructor joins
+  // the thread if finish() never ran. Throws std::logic_error unless called once, before any step.
+  void start_search_thread();
   // Whether a further source fits in the sources' share of the budget: true before any step,
   // then while elapsed + max(longest step so far, expected_s) is within the share. expected_s:
   // the caller's estimate of this step's time (0: none), for a step unlike the ones before it.
@@ -172,6 +179,7 @@ class AnytimePlanner {
   bool skipped_any() const;
 
  private:
+  Plan better_of_hulk_and_search_thread(Plan hulk);
   struct State;
   std::unique_ptr<State> s_;
 };

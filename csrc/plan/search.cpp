@@ -22,6 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -595,6 +596,14 @@ struct AnytimePlanner::State {
 
   State(std::shared_ptr<const Cluster> cc, std::vector<ModelSpec> jj, const SearchOptions& o)
       : shared(std::move(cc)), c(*shared), jobs(std::move(jj)), opts(o), ev(c, jobs) {}
+  // Search in a second thread (start_search_thread): its plan, or what it threw. Joined before
+  // the rest of the state goes, so that the thread never outlives what it writes to.
+  std::thread search_thread;
+  Plan search_plan;
+  std::string search_error;
+  ~State() {
+    if (search_thread.joinable()) search_thread.join();
+  }
   // plan_from_assignment, once per assignment: the walk often returns one of the starts (at
   // 20,000 machines laying out every job costs tens of ms).
   struct Layout {
@@ -653,6 +662,23 @@ AnytimePlanner::AnytimePlanner(std::shared_ptr<const Cluster> c, std::vector<Mod
 AnytimePlanner::~AnytimePlanner() = default;
 
 double AnytimePlanner::elapsed_s() const { return seconds_since(s_->t0); }
+
+void AnytimePlanner::start_search_thread() {
+  State& s = *s_;
+  if (s.search_thread.joinable() || s.started)
+    throw std::logic_error("AnytimePlanner::start_search_thread: call it once, before any step");
+  SearchOptions o = s.opts;  // the same seed and move cap; the budget left on Hulk's clock
+  o.time_limit_s = std::max(1e-9, s.opts.time_limit_s - seconds_since(s.t0));
+  // The thread reads the cluster (immutable, kept alive by its own pointer) and a copy of the
+  // jobs; plan_search has its own Evaluator, so nothing is shared with Hulk's steps.
+  s.search_thread = std::thread([&s, cluster = s.shared, jobs = s.jobs, o] {
+    try {
+      s.search_plan = plan_search(*cluster, jobs, o);
+    } catch (const std::exception& e) {
+      s.search_error = e.what();
+    }
+  });
+}
 
 bool AnytimePlanner::time_for_another_step(double expected_s) const {
   return !s_->started || s_->room_in_share(std::max(s_->longest, expected_s));
@@ -1028,7 +1054,30 @@ Plan AnytimePlanner::finish() {
   for (const auto& n : p.notes)
     if (std::find(facts.begin(), facts.end(), n) == facts.end()) notes.push_back(n);
   p.notes = std::move(notes);
+  if (s.search_thread.joinable()) p = better_of_hulk_and_search_thread(std::move(p));
   p.planning_s = seconds_since(s.t0);
+  return p;
+}
+
+Plan AnytimePlanner::better_of_hulk_and_search_thread(Plan hulk) {
+  State& s = *s_;
+  s.search_thread.join();
+  std::ostringstream o;
+  o << "hulk: Search in a second thread (the same budget, seed and move cap) ";
+  const auto makespan = [](const Plan& p) { return p.feasible() ? hours(p.makespan_s) : std::string("no feasible plan"); };
+  // Hulk's plan (on a tie too: its notes say how it was found), the thread's line after its first note.
+  const auto keep_hulks = [&](const std::string& what) {
+    o << what << "; Hulk's own plan (" << makespan(hulk) << ") returned";
+    hulk.notes.insert(hulk.notes.begin() + (hulk.notes.empty() ? 0 : 1), o.str());
+    return hulk;
+  };
+  if (!s.search_error.empty()) return keep_hulks("failed (" + s.search_error + ")");
+  if (!(score_of(s.search_plan) < score_of(hulk))) return keep_hulks("gave " + makespan(s.search_plan));
+  o << "found the shorter plan, returned: " << makespan(s.search_plan) << " against Hulk's own " << makespan(hulk)
+    << "; Search's notes follow";
+  Plan p = std::move(s.search_plan);
+  p.planner = "hulk";
+  p.notes.insert(p.notes.begin(), o.str());
   return p;
 }
 

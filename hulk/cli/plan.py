@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
     p.add_argument("--time-limit", type=real(0, MAX_SECONDS, lo_open=True), default=2.0,
                    help="planning time in seconds of search and hulk (hulk uses all of it, its classification "
                         "included; default 2; at most a week)")
+    p.add_argument("--search-thread", action="store_true",
+                   help="hulk also runs Search in a second thread for the same time limit and returns the shorter "
+                        "plan: never longer than search's, at the price of a second core")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="random seed (default 0)")
     p.add_argument("--generate", type=integer(2, MAX_GENERATED), metavar="N", help="plan on a generated cluster of N machines "
                                                                "(hulk.plan.generate, seeded by --seed)")
@@ -126,7 +129,8 @@ def _plan_one(args, spec, job_specs, name, model, measured):
     """plan() with the options; a budget too short for any plan is reported as --time-limit's."""
     try:
         return plan(spec, job_specs, name, time_limit_s=args.time_limit, seed=args.seed, model=model,
-                    max_iterations=args.max_iterations, profile=measured, compute_model=args.compute_model)
+                    max_iterations=args.max_iterations, profile=measured, compute_model=args.compute_model,
+                    search_thread=args.search_thread and name == "hulk")
     except InputError as exc:
         prefix = f"time_limit_s={args.time_limit!r} "
         if str(exc).startswith(prefix):
@@ -150,6 +154,8 @@ def _check_arguments(args) -> None:
         export.check_empty_directory(args.export)  # before planning, which may take long
     if args.model is not None and args.gnn:
         raise InputError(f"--model {args.model!r} has no effect with --gnn; give one of them")
+    if args.search_thread and args.planner not in ("hulk", "all"):
+        raise InputError(f"--search-thread is hulk's option; it has no effect with --planner {args.planner}")
 
 
 def _cluster(args, status):

@@ -207,6 +207,47 @@ def test_plan_classes_agrees_with_the_notes_best_source(planned):
 
 # ------------------------------------------------------------------------------------------ errors
 
+def test_search_in_a_second_thread_returns_the_shorter_plan(planned):
+    """search_thread=True: Search beside Hulk for the same budget, seed and move cap; with the
+    caps both are deterministic, so the plan is the better of the two alone (the C++ test
+    PlanSearchThread covers the case where Search's wins)."""
+    thread_note = "hulk: Search in a second thread (the same budget, seed and move cap) "
+    for name in ("measured-like", "generated"):
+        c, jobs, h, s = planned[name]
+        both = _hulk(c, jobs, search_thread=True)
+        assert both.planner == "hulk"
+        assert both.makespan_s == min(h.makespan_s, s.makespan_s), name
+        notes = [n for n in both.notes if n.startswith(thread_note)]
+        assert len(notes) == 1, both.notes
+        if both.notes[0].startswith(thread_note):  # Search's plan, as good as Hulk's and less total time
+            assert "found the shorter plan, returned" in notes[0]
+        else:
+            assert both.notes[0] == h.notes[0] and "Hulk's own plan" in notes[0], notes[0]
+            assert [j["machines"] for j in both.jobs] == [j["machines"] for j in h.jobs]
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"search_thread": 1}, "search_thread must be True or False, got 1"),
+    ({"search_thread": True, "planner": "search"}, "search_thread=True needs planner='hulk' with refinement"),
+    ({"search_thread": True, "refine_iterations": 0}, "got planner='hulk', refine_iterations=0"),
+])
+def test_search_thread_errors_name_it(kw, message):
+    kw = {"planner": "hulk", **kw}
+    with pytest.raises(InputError, match=re.escape(message)):
+        planners.plan(cluster_spec.hulk47_spec(), ["BERT-large"], time_limit_s=0.1, **kw)
+
+
+def test_cli_search_thread(capsys):
+    import json
+    argv = ["plan", "--generate", "30", "--seed", "5", "--jobs", "T5-11B,BERT-large", "--planner", "hulk",
+            "--time-limit", str(GENEROUS_S), "--max-iterations", "20", "--json", "--search-thread"]
+    assert cli.main(argv) == 0
+    notes = json.loads(capsys.readouterr().out)["plans"][0]["notes"]
+    assert any(n.startswith("hulk: Search in a second thread") for n in notes), notes
+    one_line_error(["plan", "--planner", "a", "--search-thread"], capsys,
+                   "--search-thread is hulk's option; it has no effect with --planner a")
+
+
 TOO_SHORT = (generate.generate_cluster(20, seed=8), ["OPT-175B", "T5-11B"])  # Search's first start alone fails
 
 
