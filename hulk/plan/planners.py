@@ -170,10 +170,11 @@ def plan(cluster, jobs: Iterable = models.PAPER_JOBS_4, planner: str = "hulk", t
         there is a plan).
     search_thread : for "hulk" (with refinement), also run Search in a second thread for the
         same budget, seed and move cap, and return the shorter of the two plans (by makespan,
-        then the jobs' total time; Hulk's on a tie; a note says which). Hulk's plan is then never longer than Search's at the same
-        budget, at the price of a second core for the whole budget: the same wall time, twice
-        the CPU time. On a machine without a spare core the threads slow each other. Off by
-        default: every benchmark figure of Hulk is single-threaded unless it says otherwise.
+        then the jobs' total time; Hulk's on a tie; a note says which). The plan is then never
+        longer than that Search's, at the price of a second core for the whole budget: the
+        same wall time, about twice the CPU time. On a machine without a spare core the
+        threads slow each other. Off by default; every benchmark figure of Hulk is without it
+        unless it says otherwise.
     seed, max_iterations : for "search" and "hulk" (``max_iterations`` > 0 also stops the local
         search after that many moves: the same seed then gives the same plan on any machine,
         as long as the time limit does not end it first)

@@ -205,8 +205,6 @@ def test_plan_classes_agrees_with_the_notes_best_source(planned):
         assert h.makespan_s <= plan_classes(c, jobs, greedy_classes(c, jobs)).makespan_s * (1 + 1e-12), name
 
 
-# ------------------------------------------------------------------------------------------ errors
-
 def test_search_in_a_second_thread_returns_the_shorter_plan(planned):
     """search_thread=True: Search beside Hulk for the same budget, seed and move cap; with the
     caps both are deterministic, so the plan is the better of the two alone (the C++ test
@@ -225,6 +223,8 @@ def test_search_in_a_second_thread_returns_the_shorter_plan(planned):
             assert both.notes[0] == h.notes[0] and "Hulk's own plan" in notes[0], notes[0]
             assert [j["machines"] for j in both.jobs] == [j["machines"] for j in h.jobs]
 
+
+# ------------------------------------------------------------------------------------------ errors
 
 @pytest.mark.parametrize("kw, message", [
     ({"search_thread": 1}, "search_thread must be True or False, got 1"),
