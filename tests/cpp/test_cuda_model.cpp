@@ -162,8 +162,14 @@ TEST_F(CudaModel, SparseFeaturesTrainAsOnTheCpu) {
     EXPECT_NEAR(got[i].train_loss, want[i].train_loss, kLossRelTol * std::fabs(want[i].train_loss)) << "epoch " << i + 1;
   }
   EXPECT_LT(want.back().train_loss, want.front().train_loss);
+  // After 20 epochs the CPU's side depends on OpenBLAS's kernels: the largest difference of a
+  // probability, measured on one machine (2026-11-28, OpenBLAS 0.3.21) with OPENBLAS_CORETYPE
+  // Haswell, SkylakeX, Cooperlake, Zen or Sandybridge, is 1.3-2.4e-7; with the generic
+  // Prescott kernels, which that OpenBLAS picks on a CPU it does not know, 1.35e-3. The
+  // per-epoch losses above agree within kLossRelTol with every kernel.
+  constexpr double kProbabilityTol = 3e-3;
   const Tensor p_cpu = cpu.predict_proba(g), p_gpu = gpu.predict_proba(g);
-  for (int64_t i = 0; i < p_cpu.size(); ++i) EXPECT_NEAR(p_gpu.data()[i], p_cpu.data()[i], 1e-3);
+  for (int64_t i = 0; i < p_cpu.size(); ++i) EXPECT_NEAR(p_gpu.data()[i], p_cpu.data()[i], kProbabilityTol);
 }
 
 // An input Dropout on sparse features (the CSR's values masked on the device each step) and
