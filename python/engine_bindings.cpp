@@ -159,8 +159,10 @@ void bind_engine(py::module_& m) {
     d["vendor"] = info.vendor;
     d["parallel"] = info.parallel;
     d["threads"] = info.threads;
+    d["core"] = info.core;
     return d;
-  }, "The BLAS the core links: vendor, OpenBLAS's threading build (0 none, 1 pthreads, 2 OpenMP) and thread count");
+  }, "The BLAS the core links: vendor, OpenBLAS's threading build (0 none, 1 pthreads, 2 OpenMP), thread count "
+     "and the kernels OpenBLAS picked for this CPU");
 
   m.def(
       "validate_edge_list",

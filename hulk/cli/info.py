@@ -24,6 +24,20 @@ def blas_line() -> str:
             "times slower: install libopenblas-dev and rebuild, scripts/setup.sh)")
 
 
+def blas_kernels_line() -> str | None:
+    """The kernels OpenBLAS picked for this CPU (None for another BLAS). OpenBLAS 0.3.21
+    (Debian 12) does not know every newer CPU and falls back to its generic "Prescott" kernels,
+    which are slower and round differently: on an AVX-512 VM (2026-11-28) it picked Prescott
+    unless OPENBLAS_CORETYPE named a core (Haswell, SkylakeX, Cooperlake, ...)."""
+    core = _core.engine.blas_info().get("core", "")
+    if not uses_openblas() or not core:
+        return None
+    if core.lower() == "prescott":
+        return (f"{core} (OpenBLAS's generic kernels, its choice on a CPU it does not know; the environment "
+                "variable OPENBLAS_CORETYPE picks others, e.g. Haswell on a CPU with AVX2)")
+    return core
+
+
 def run(args: argparse.Namespace) -> int:
     """Prints the version, whether CUDA is built and usable, the thread count and the BLAS."""
     print(f"hulk {_core.__version__}")
@@ -32,4 +46,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"CUDA usable: {cuda_available()}" + ("" if cuda_available() else f" ({cuda_unavailable_reason()})"))
     print(f"CPU threads: {get_num_threads()}")
     print(f"BLAS: {blas_line()}")
+    if (kernels := blas_kernels_line()) is not None:
+        print(f"BLAS kernels: {kernels}")
     return 0

@@ -17,3 +17,9 @@ def test_info(capsys):
     assert len(blas) == 1
     assert (blas[0] == "BLAS: OpenBLAS") == (hulk._core.engine.blas_info()["vendor"] == "openblas"), blas[0]
     assert blas[0] == f"BLAS: {blas_line()}"
+    # OpenBLAS names the kernels it picked for this CPU (Haswell, SkylakeX, Prescott, ...)
+    kernels = [line for line in out.splitlines() if line.startswith("BLAS kernels: ")]
+    core = hulk._core.engine.blas_info()["core"]
+    assert len(kernels) == (1 if blas[0] == "BLAS: OpenBLAS" else 0), out
+    if kernels:
+        assert core and kernels[0].startswith(f"BLAS kernels: {core}"), (kernels, core)

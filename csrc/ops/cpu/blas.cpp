@@ -10,6 +10,7 @@ extern "C" {
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
 int openblas_get_parallel(void);
+char* openblas_get_corename(void);
 }
 #endif
 
@@ -32,6 +33,7 @@ BlasInfo blas_info() {
   info.vendor = "openblas";
   info.parallel = openblas_get_parallel();
   info.threads = openblas_get_num_threads();
+  info.core = openblas_get_corename();
 #else
   info.vendor = "other";
 #endif

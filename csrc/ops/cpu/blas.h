@@ -19,6 +19,7 @@ struct BlasInfo {
   std::string vendor;  // "openblas" or "other"
   int parallel = -1;   // OpenBLAS: openblas_get_parallel() (0 sequential, 1 pthreads, 2 OpenMP); else -1
   int threads = -1;    // OpenBLAS: openblas_get_num_threads(); else -1
+  std::string core;    // OpenBLAS: the kernels it picked for this CPU (openblas_get_corename()); else ""
 };
 BlasInfo blas_info();
 
