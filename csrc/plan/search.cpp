@@ -676,6 +676,8 @@ void AnytimePlanner::start_search_thread() {
       s.search_plan = plan_search(*cluster, jobs, o);
     } catch (const std::exception& e) {
       s.search_error = e.what();
+    } catch (...) {  // nothing may leave a thread's function: std::terminate
+      s.search_error = "an exception that is not a std::exception";
     }
   });
 }
@@ -1069,7 +1071,7 @@ Plan AnytimePlanner::better_of_hulk_and_search_thread(Plan hulk) {
   const auto keep_hulks = [&](const std::string& what) {
     o << what << "; Hulk's own plan (" << makespan(hulk) << ") returned";
     hulk.notes.insert(hulk.notes.begin() + (hulk.notes.empty() ? 0 : 1), o.str());
-    return hulk;
+    return std::move(hulk);
   };
   if (!s.search_error.empty()) return keep_hulks("failed (" + s.search_error + ")");
   if (!(score_of(s.search_plan) < score_of(hulk))) return keep_hulks("gave " + makespan(s.search_plan));
