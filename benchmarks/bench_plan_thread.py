@@ -68,7 +68,10 @@ def plan_one(planner: str, cluster, jobs, t: float, seed: int):
 
 
 def run(args) -> None:
-    plans, _ = anytime.read_results(args.results)
+    plans, earlier = anytime.read_results(args.results)
+    if earlier and (regime := anytime.regime_of(earlier, args.results)) != args.measured_regime:
+        sys.exit(f"--measured-regime {args.measured_regime}: {args.results} holds runs of --measured-regime "
+                 f"{regime}; use another results file")
     done = {anytime.key(r) for r in plans}
     hp.default_planner()  # the learned planner read once, before the first timed plan
     meta = {"kind": "meta", "command": anytime.command_line(),
@@ -148,7 +151,8 @@ def report_lines(rows: list, meta: list) -> list:
     lines.append("| all | | | " + str(len(totals["hulk"])) + " | " + " | ".join(_cell(totals[x]) for x in cols) + " |")
     returned = [r for r in rows if r["planner"] == "hulk+search"]
     won = sum(r.get("thread_plan_returned") == "search" for r in returned)
-    head = [f"Command: `{m['command']}`; {m['date']}; machine: {m['machine']}; hulk {m['hulk']}." for m in meta]
+    head = [f"Command: `{m['command']}`; {m['date']}; machine: {m['machine']}; hulk {m['hulk']}; measured regime "
+            f"{m.get('measured_regime', 'small-regions')}." for m in meta]
     return head + [
         "",
         "Each cell: geometric mean / worst / instances over 1.02 of the makespan over Search's at the same budget "

@@ -54,3 +54,10 @@ def test_search_x2_keeps_the_shorter_of_two_seeds(bench, monkeypatch):
     assert sorted(seen) == [("search", 0.5, 7), ("search", 0.5, 8)]
     made[1] = types.SimpleNamespace(feasible=False, makespan_s=float("inf"))  # a feasible plan first
     assert bench.best_of_two_searches("c", ["j"], 0.5, 7) is made[0]
+
+
+def test_a_results_file_holds_one_measured_regime(bench, tmp_path):
+    results = tmp_path / "t.jsonl"
+    results.write_text('{"kind": "meta", "measured_regime": "small-regions"}\n')
+    with pytest.raises(SystemExit, match="holds runs of --measured-regime small-regions"):
+        bench.main(["--results", str(results), "--measured-regime", "large-regions", "--sizes", "47"])
