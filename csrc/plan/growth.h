@@ -21,7 +21,13 @@ JobDistance send_time_distance(const Cluster& c, const std::vector<ModelSpec>& j
 // the first job no batch helps: that job is the slowest (the others only get faster), so the
 // makespan is then final and the rest would lower the other jobs' times alone, at ~60% of
 // growth's layouts (5,000 measured machines, k = 300-305, Search's eight starts: 76-156 of
-// 129-254 layouts; the eight starts 0.31 s -> 0.14 s). The makespan is the same either way.
+// 129-254 layouts; the eight starts 0.31 s -> 0.14 s). The makespan of one call is the same
+// either way, but not that of an assignment grown twice: a second call starts again from the
+// slowest job, and the machines the other jobs took in the first changes which idle ones are
+// closest to it. Search's greedy start is grown twice (greedy_assignment, then as every start):
+// on 5,000 measured machines #453 with OPT+RoBERTa+BERT, OPT-175B went 222 -> 333 machines in
+// the second call after every job's growth (5.62 h) and stayed at 222 after growth stopped at
+// the final makespan (6.88 h); so its first growth is always every job's (search.cpp).
 enum class GrowUntil { EveryJobDone, MakespanFixed };
 
 // Bottleneck growth: repeatedly takes the job with the longest time (an infeasible one first)

@@ -107,7 +107,8 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // Search's greedy start by send time (add_send_time_start). On clusters of 1,000 machines and
 // more every start's growth stops once the makespan is final (growth.h GrowUntil: the same
 // makespans as Search's starts at less than half the time; the other jobs keep fewer idle
-// machines than Search would give them). A step after the first runs only
+// machines than Search would give them), except the first growth of Search's greedy start,
+// which is grown twice. A step after the first runs only
 // while the time left in that share exceeds the longest step so far, or the step's own expected
 // time when the caller knows it and it is longer (time_for_another_step).
 // finish() spends the rest refining. Where the job that finishes last holds at least 10% of the
