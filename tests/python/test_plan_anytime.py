@@ -327,7 +327,9 @@ def test_searchs_greedy_start_keeps_searchs_makespan_where_growth_stops_early():
     jobs = [models.get(j).to_core() for j in ("OPT-175B", "RoBERTa-large", "BERT-large")]
     core = c.to_core()
     search = _core.plan.plan_search(core, jobs, GENEROUS_S, 0, 1).to_dict()  # Search's best start, one move
-    planner = _core.plan.AnytimePlanner(core, jobs, 3.0, 0, 1)  # 3 s: the descents end by the clock
+    # 5 s: Search's starts (0.3 s here) fit in the sources' share on a slower machine; the descents
+    # end by the clock.
+    planner = _core.plan.AnytimePlanner(core, jobs, 5.0, 0, 1)
     planner.add_search_starts(0, _core.plan.AnytimePlanner.search_starts)
     hulk = planner.finish().to_dict()
     assert "Search's start \"greedy\"" in hulk["notes"][0]
