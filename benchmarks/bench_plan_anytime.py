@@ -175,11 +175,18 @@ def regime_of(meta: list, path) -> str:
     return regimes.pop()
 
 
-def run(args) -> None:
-    plans, earlier = read_results(args.results)
-    if earlier and (regime := regime_of(earlier, args.results)) != args.measured_regime:
-        sys.exit(f"--measured-regime {args.measured_regime}: {args.results} holds runs of --measured-regime "
+def read_results_of_regime(path, measured_regime: str) -> tuple[list, list]:
+    """read_results for a run that appends: exits when the file holds runs of another
+    --measured-regime (one results file holds one regime)."""
+    plans, meta = read_results(path)
+    if meta and (regime := regime_of(meta, path)) != measured_regime:
+        sys.exit(f"--measured-regime {measured_regime}: {path} holds runs of --measured-regime "
                  f"{regime}; use another results file")
+    return plans, meta
+
+
+def run(args) -> None:
+    plans, _ = read_results_of_regime(args.results, args.measured_regime)
     done = {key(r) for r in plans}
     # Warm-up: the shipped learned planner is read from disk once per process (tens of ms), a
     # cost like importing the package; loaded here, it is not charged to the first timed plan.

@@ -68,10 +68,7 @@ def plan_one(planner: str, cluster, jobs, t: float, seed: int):
 
 
 def run(args) -> None:
-    plans, earlier = anytime.read_results(args.results)
-    if earlier and (regime := anytime.regime_of(earlier, args.results)) != args.measured_regime:
-        sys.exit(f"--measured-regime {args.measured_regime}: {args.results} holds runs of --measured-regime "
-                 f"{regime}; use another results file")
+    plans, _ = anytime.read_results_of_regime(args.results, args.measured_regime)
     done = {anytime.key(r) for r in plans}
     hp.default_planner()  # the learned planner read once, before the first timed plan
     meta = {"kind": "meta", "command": anytime.command_line(),
