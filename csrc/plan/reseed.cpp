@@ -227,13 +227,14 @@ Reseed reseed_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Eva
     if (out_of_time()) break;
     descend(few_first ? all : few);
   }
-  // A group from a descent the clock cut counts too. That makes the plan depend on where the cut
-  // falls: measured 1,000 #438, OPT+RoBERTa+BERT at 1 s, planned 18 times with its steps logged, the one descent
-  // either stops just below the job's time (its group taken, 8 times: plans of 10.2-12.8 h, 3 of
-  // them over 11.7 h) or above it (kept, 10 times: 10.1-10.4 h). Taking only finished descents was tried
-  // (2026-11-28, tuning clusters k = 50-54 at 1,000 and 5,000 machines, 0.3-3 s, both modes,
-  // 120 plans against the same Search rows): 0.8935 -> 0.8989 overall, measured 5,000 at 0.3 s
-  // 0.794 -> 0.837, where a cut group is the reseed's only gain; left out.
+  // A group from a descent the clock cut counts too. That makes the plan depend on where the
+  // cut falls: measured 1,000 #438, OPT+RoBERTa+BERT at 1 s, planned 18 times with its steps
+  // logged, the one descent either stops just below the job's time (its group taken, 8 times:
+  // plans of 10.2-12.8 h, 3 of them over 11.7 h) or above it (kept, 10 times: 10.1-10.4 h).
+  // Taking only finished descents was tried (2026-11-28, tuning clusters k = 50-54 at 1,000 and
+  // 5,000 machines, 0.3-3 s, both modes, 120 plans against the same Search rows): 0.8935 ->
+  // 0.8989 overall, measured 5,000 at 0.3 s 0.794 -> 0.837, where a cut group is the reseed's
+  // only gain; left out.
   if (best_group.empty()) return r;
   for (size_t x = 0; x < assign.size(); ++x)
     if (assign[x] == static_cast<int64_t>(last)) assign[x] = -1;
