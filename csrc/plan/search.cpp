@@ -1030,6 +1030,9 @@ Plan AnytimePlanner::finish() {
   if (s.reseed.seeds > 0)
     ref << "; the last job regrown from " << s.reseed.seeds << " seed region(s), " << s.reseed.evaluations << " layouts, "
         << (s.reseed.improved ? "a shorter group taken" : "no shorter group");
+  if (s.reseed.cut_dismissed > 0)
+    ref << " (" << s.reseed.cut_dismissed << " shorter group(s) from descents the clock cut left out, by less than "
+        << 100 * kCutGroupMargin << "%)";
   ref << ", " << seconds_since(s.t0) << " s in all) ";
   if (p.makespan_s < before.makespan_s)
     ref << "shortened the makespan from " << hours(before.makespan_s) << " to " << hours(p.makespan_s) << " ("

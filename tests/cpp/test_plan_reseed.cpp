@@ -12,6 +12,7 @@ namespace {
 
 using namespace plan_fixtures;
 using hulk::plan::detail::Evaluator;
+using hulk::plan::detail::kCutGroupMargin;
 using hulk::plan::detail::groups_of;
 using hulk::plan::detail::region_index;
 using hulk::plan::detail::region_then_closest;
@@ -239,5 +240,57 @@ TEST(PlanReseed, GrowsASeedRegionTooSmallForTheJobFromItsClosestMachines) {
   for (int64_t x : g) EXPECT_LT(x, 4) << "machine " << x << " outside A and B";
   EXPECT_TRUE(ev.job(0, g).feasible);
   EXPECT_LT(ev.job(0, g).time, before);
+}
+
+// A clock that says "out of time" from its (after + 1)-th question on: cuts a reseed at a chosen
+// point, the same on every run.
+struct CutAfter {
+  int64_t after;
+  int64_t asked = 0;
+  bool operator()() { return ++asked > after; }
+};
+
+// The job on A's two machines; B's two idle machines are a little (1%) or much (20%) faster. At
+// every point the clock can cut the reseed, a group from a cut descent is taken only when it is
+// at least kCutGroupMargin shorter than the job's; a descent that ends takes any shorter group.
+TEST(PlanReseed, ACutDescentTakesOnlyAClearlyShorterGroup) {
+  Net net;
+  net.inter_gbps = 0.05;
+  int64_t changed_little = -1;
+  for (const double faster : {1.01, 1.2}) {
+    const Cluster c = two_regions({8, 8}, {8, 8}, net, {100, 100, 100 * faster, 100 * faster});
+    const std::vector<ModelSpec> jobs = {model("big", 8, 1e8, 8, 100)};
+    Evaluator ev(c, jobs);
+    const std::vector<int64_t> start{0, 0, -1, -1}, on_b{-1, -1, 0, 0};
+    const double t_a = ev.job(0, {0, 1}).time, t_b = ev.job(0, {2, 3}).time;
+    ASSERT_LT(t_b, t_a);  // the case: B shorter, by less than the margin or by more
+    ASSERT_EQ(t_b > (1 - kCutGroupMargin) * t_a, faster < 1.1) << t_b / t_a;
+    std::vector<int64_t> a = start;
+    int64_t asked = 0;
+    const auto r = reseed_last_job(c, jobs, ev, a, [&] { return ++asked < 0; });
+    EXPECT_TRUE(r.improved) << faster;  // never cut: B taken
+    EXPECT_EQ(a, on_b) << faster;
+    EXPECT_EQ(r.cut_dismissed, 0) << faster;
+    int64_t dismissed = 0, changed = 0;
+    for (int64_t after = 0; after < asked; ++after) {
+      a = start;
+      const auto rc = reseed_last_job(c, jobs, ev, a, CutAfter{after});
+      if (rc.cut_dismissed > 0) {
+        ++dismissed;
+        EXPECT_EQ(a, start) << faster << " cut after " << after;  // B's was the only shorter group
+      }
+      if (a != start) {
+        ++changed;
+        EXPECT_EQ(a, on_b) << faster << " cut after " << after;
+      }
+    }
+    if (faster < 1.1) {
+      EXPECT_GT(dismissed, 0);  // some cut falls in B's descent
+      changed_little = changed;
+    } else {
+      EXPECT_EQ(dismissed, 0);
+      EXPECT_GT(changed, changed_little);  // the same cuts take B's clearly shorter group
+    }
+  }
 }
 }  // namespace
