@@ -862,9 +862,21 @@ Plan AnytimePlanner::finish() {
   // The walks start from Search's best start when it is the best candidate; otherwise from
   // Hulk's best candidate and from Search's best start, each with half the time and moves (an
   // annealing walk from a worse start often ends better).
+  // There Search's start "Hulk" (the region heuristic and Algorithm 1, grown), from which
+  // Search walks second when it is not its best start, would be dropped: it is kept as a third
+  // start, descended and walked when the best of the three. Measured 47 #466 paper4 at 1 s:
+  // Hulk 23.45 h -> 18.5-19.4 h (Search 18.69 h from that walk). Paired on fresh k = 475-479
+  // (47 and 200 machines, both modes, the bundled cluster, 0.3/1/3 s, two runs per arm;
+  // benchmarks/RESULTS.md, "Paired variants of 2026-11-28"): Hulk(t) / Search(t) 0.9721 /
+  // 0.9712 -> 0.9672 / 0.9664, plans over 1.02x 7 / 7 -> 3 / 2 of 126, every 47-machine miss
+  // mended; at 1,000-5,000 (k = 470-474) 0.9042 / 0.8969 -> 0.8971, where the two descents
+  // before it mostly use the window.
+  std::vector<int64_t> search_hulk_start;
   std::string walked = "from Search's best start, \"" + s.st.name + "\" (and its start \"Hulk\" when that differs)";
   if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
-    walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : " and from Search's best start, \"" + s.st.name + "\"");
+    if (s.st.hulk_start != s.st.best && s.st.hulk_start != s.hulk_best) search_hulk_start = s.st.hulk_start;
+    walked = "from " + s.hulk_name + (s.st.best.empty() ? "" : " and from Search's best start, \"" + s.st.name + "\"") +
+             (search_hulk_start.empty() ? "" : " and its start \"Hulk\"");
     s.st.hulk_start = s.st.best;
     s.st.best = s.hulk_best;
     s.st.score = s.hulk_score;
@@ -941,10 +953,11 @@ Plan AnytimePlanner::finish() {
     const double now = seconds_since(s.t0);
     const double descent_until = now + kDescentShareOfRest * std::max(0.0, s.opts.time_limit_s - now);
     const auto descent_out_of_time = [&] { return seconds_since(s.t0) >= descent_until; };
-    for (auto* start : {&s.st.best, &s.st.hulk_start})
+    for (auto* start : {&s.st.best, &s.st.hulk_start, &search_hulk_start})
       if (!start->empty() && window_holds_a_layout(descent_until))
         descent += descend_last_job(s.c, s.jobs, s.ev, *start, descent_out_of_time);
-    if (!s.st.hulk_start.empty() && s.ev.score(s.st.hulk_start) < s.ev.score(s.st.best)) std::swap(s.st.best, s.st.hulk_start);
+    for (auto* other : {&s.st.hulk_start, &search_hulk_start})
+      if (!other->empty() && s.ev.score(*other) < s.ev.score(s.st.best)) std::swap(s.st.best, *other);
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - s.finish_reserve_s(start_layout_s));
