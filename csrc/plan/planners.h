@@ -117,14 +117,16 @@ Plan refine_plan(const Cluster& c, const std::vector<ModelSpec>& jobs, const Pla
 // as far as it gets; see
 // AnytimePlanner::finish). Then the job that finishes last is regrown from its free machines
 // (csrc/plan/reseed.h: a descent on its time from each of the regions of most free compute,
-// for a quarter of the time left; the best group replaces its own when shorter). Then the
+// for a quarter of the time left; the best group replaces its own when shorter, one from a
+// descent the clock cut only when at least 2% shorter). Then the
 // descent on the machines of the job that finishes last
 // (csrc/plan/descent.h: take, give back or swap one machine; 2-4 at once when none of those
-// helps) from the best start (and from Search's best when that differs), until
+// helps) from the best start (and from Search's best when that differs, and from Search's start
+// "Hulk" when one of Hulk's own candidates is the best start), until
 // half of the time left at most (so the walk always runs), then
 // Search's annealing (opts.max_iterations > 0 caps the moves, and the same seed then gives the
-// same plan on any machine) from the better of the two (after Search's own walk) or a walk from
-// each when they differ, with half of Hulk's moves drawn on the job that finishes last (take,
+// same plan on any machine) from the best of them (after Search's own walk) or a walk from
+// the best and one from another of them when they differ, with half of Hulk's moves drawn on the job that finishes last (take,
 // give back or swap a machine); then it offers the idle machines to the job that finishes last (closest first, in batches of
 // 1, 2, 4, ..., all (at most 4 x its group + 16) and one replica's worth), keeping a batch only
 // if the makespan drops, and descends once more (and checks the idle machines again if the
