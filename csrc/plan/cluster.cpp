@@ -22,9 +22,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace hulk::plan {
@@ -100,6 +102,7 @@ Cluster::Cluster(std::vector<Machine> machines, std::vector<Link> links, Missing
     fail(std::to_string(size()) + " machines with explicit links: the N x N pair tables are limited to " +
          std::to_string(kMaxExplicitMachines) + " machines; describe larger clusters with a RegionalNetwork");
   validate(machines_, links_);
+  find_interchangeable();
   const int64_t n = size();
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
   latency_s_.assign(nn, kInf);
@@ -200,6 +203,35 @@ Cluster::Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net
       nearest_other_latency_s_[k] = std::min(nearest_other_latency_s_[k], latency_s_[p]);
       widest_other_Bps_[k] = std::max(widest_other_Bps_[k], bandwidth_Bps_[p]);
     }
+  find_interchangeable();
+}
+
+void Cluster::find_interchangeable() {
+  if (!regional_) {  // explicit links: a machine's row of pairs is its own
+    class_of_.resize(machines_.size());
+    class_members_.resize(machines_.size());
+    for (size_t i = 0; i < machines_.size(); ++i) {
+      class_of_[i] = static_cast<int64_t>(i);
+      class_members_[i] = {static_cast<int64_t>(i)};
+    }
+    return;
+  }
+  // What the cost model reads of a machine (cost.cpp, job_helpers.cpp) and of its place in the
+  // network (send_time): two machines with the same key are interchangeable. The name only labels.
+  using Key = std::tuple<int64_t, double, double, double, double, std::string, std::string>;
+  std::map<Key, int64_t> ids;
+  std::vector<int64_t> cls(machines_.size());
+  std::vector<std::vector<int64_t>> members;
+  for (size_t i = 0; i < machines_.size(); ++i) {
+    const Machine& m = machines_[i];
+    const auto [it, added] = ids.emplace(Key{net_.region[i], access_s_[i], m.memory_gb, m.tflops, m.gpus, m.gpu, m.region},
+                                         static_cast<int64_t>(members.size()));
+    if (added) members.emplace_back();
+    cls[i] = it->second;
+    members[static_cast<size_t>(it->second)].push_back(static_cast<int64_t>(i));
+  }
+  class_of_ = std::move(cls);
+  class_members_ = std::move(members);
 }
 
 // Floyd-Warshall on latency over the direct entries of an n x n table, tie-break on the

@@ -130,6 +130,17 @@ class Cluster {
     return nearest_other_latency_s_[k] + bytes / widest_other_Bps_[k];
   }
 
+  // Machines no layout can tell apart: a regional cluster's machines with the same region,
+  // access latency, GPU type and count, memory and throughput have the same send time to every
+  // other machine and the same cost for every stage, so any layout on one maps onto the other
+  // at the same cost (best_pipeline lays a group out on its classes' first members, the
+  // Evaluator caches per class count). An explicit cluster's machines are each their own class.
+  // machine_class(i) in [0, classes()); class_members(k) ascending.
+  int64_t machine_class(int64_t i) const { return class_of_[static_cast<size_t>(i)]; }
+  int64_t classes() const { return static_cast<int64_t>(class_members_.size()); }
+  const std::vector<int64_t>& class_members(int64_t k) const { return class_members_[static_cast<size_t>(k)]; }
+  bool has_interchangeable() const { return classes() < size(); }  // some class holds two or more machines
+
   // A copy without machine `i` (indices above it shift down by one), and with one more
   // machine and its links (the new machine's index is size()). A regional cluster takes a
   // new machine with its region and access latency instead of links.
@@ -147,6 +158,7 @@ class Cluster {
   [[noreturn]] void throw_out_of_range(const char* what, int64_t i, int64_t j) const;
   [[noreturn]] static void throw_bad_bytes(double bytes);
   void route(int64_t n, std::vector<double>& lat, std::vector<double>& bw, const std::vector<uint8_t>& direct) const;
+  void find_interchangeable();  // regional clusters; an explicit one: every machine its own class
   std::vector<Machine> machines_;
   std::vector<Link> links_;
   MissingLinkRule rule_;
@@ -158,6 +170,8 @@ class Cluster {
   std::vector<uint8_t> direct_;
   // Regional: per region, over the other regions (after routing), for other_region_bound.
   std::vector<double> nearest_other_latency_s_, widest_other_Bps_;
+  std::vector<int64_t> class_of_;  // [N] (find_interchangeable)
+  std::vector<std::vector<int64_t>> class_members_;
 };
 
 }  // namespace hulk::plan

@@ -1,5 +1,6 @@
 // Scoring of assignments for the planners' local searches (Search's annealing, Hulk's
-// refinement): each job laid out by best_pipeline, memoised per job and group.
+// refinement): each job laid out by best_pipeline, memoised per job and group (groups with the
+// same count of each class of interchangeable machines as one).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "csrc/plan/assignment.h"
+#include "csrc/plan/interchangeable.h"
 #include "csrc/plan/job_helpers.h"
 
 namespace hulk::plan::detail {
@@ -26,7 +28,10 @@ class Evaluator {
     int64_t stageless = 0;  // machines of the group its layout leaves without a stage
   };
 
-  JobEval job(size_t j, const std::vector<int64_t>& g) {
+  // Groups with the same count of each class of interchangeable machines (Cluster::machine_class)
+  // share one entry: best_pipeline lays them out alike, at the same cost.
+  JobEval job(size_t j, const std::vector<int64_t>& given) {
+    const std::vector<int64_t> g = canonical_ids(c_, given);
     auto& cache = cache_[j];
     const auto it = cache.find(g);
     if (it != cache.end()) return it->second;

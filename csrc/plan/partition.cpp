@@ -3,6 +3,7 @@
 #include "csrc/plan/cluster_facts.h"
 #include "csrc/plan/split.h"
 #include "csrc/plan/planners.h"
+#include "csrc/plan/interchangeable.h"
 
 #include <algorithm>
 #include <chrono>
@@ -531,12 +532,29 @@ JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector
 
 }  // namespace
 
+namespace {
+
+// best_pipeline_of on the group's classes' first members (interchangeable.h), mapped back onto
+// the group's own machines: the same cost, and one layout for every group with the same class
+// counts. An infeasible result is laid out again on the group as given, so that its reason
+// names the group's own machines.
+JobPlan on_canonical_group(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout) {
+  const CanonicalGroup g = canonical_group(c, group);
+  if (g.same) return best_pipeline_of(c, m, group, every_layout);
+  JobPlan jp = best_pipeline_of(c, m, g.group, every_layout);
+  if (!jp.cost.feasible) return best_pipeline_of(c, m, group, every_layout);
+  relabel(jp, g);
+  return jp;
+}
+
+}  // namespace
+
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
-  return best_pipeline_of(c, m, group, /*every_layout=*/false);
+  return on_canonical_group(c, m, group, /*every_layout=*/false);
 }
 
 JobPlan best_pipeline_reference(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
-  return best_pipeline_of(c, m, group, /*every_layout=*/true);
+  return on_canonical_group(c, m, group, /*every_layout=*/true);
 }
 
 }  // namespace hulk::plan

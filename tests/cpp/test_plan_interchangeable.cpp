@@ -1,0 +1,198 @@
+// Interchangeable machines (Cluster::machine_class, interchangeable.h): the classes against
+// what the cost model reads of a machine, and best_pipeline on groups that differ only by
+// interchangeable machines against its reference and the cost model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "csrc/plan/evaluator.h"
+#include "csrc/plan/interchangeable.h"
+#include "tests/cpp/plan_fixtures.h"
+
+namespace {
+
+using namespace hulk::plan;
+using namespace hulk::plan::detail;
+using namespace plan_fixtures;
+
+// What the cost model reads of machine i: its fields and its place in the network.
+auto cost_inputs(const Cluster& c, int64_t i) {
+  const Machine& m = c.machine(i);
+  return std::make_tuple(c.network().region[static_cast<size_t>(i)], c.access_s(i), m.memory_gb, m.tflops, m.gpus, m.gpu,
+                         m.region);
+}
+
+// A random regional cluster whose machines tie often (access latencies from three values or
+// all zero), as generated measured clusters do.
+Cluster tying_cluster(std::mt19937_64& rng, int trial) {
+  const int n = 6 + static_cast<int>(rng() % 40);
+  return random_regional(rng, n, 1 + static_cast<int>(rng() % 5), trial % 2, MissingLinkRule::Route);
+}
+
+// `g` with each machine replaced by a random other member of its class (distinct), so that the
+// group holds as many machines of each class.
+std::vector<int64_t> shuffled_within_classes(const Cluster& c, const std::vector<int64_t>& g, std::mt19937_64& rng) {
+  std::map<int64_t, int64_t> count;
+  for (int64_t x : g) ++count[c.machine_class(x)];
+  std::vector<int64_t> out;
+  for (const auto& [k, n] : count) {
+    std::vector<int64_t> members = c.class_members(k);
+    std::shuffle(members.begin(), members.end(), rng);
+    out.insert(out.end(), members.begin(), members.begin() + n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Each machine with probability 1/2 (at least one), ascending.
+std::vector<int64_t> random_half(const Cluster& c, std::mt19937_64& rng) {
+  std::vector<int64_t> g;
+  for (int64_t x = 0; x < c.size(); ++x)
+    if (rng() % 2) g.push_back(x);
+  if (g.empty()) g.push_back(0);
+  return g;
+}
+
+TEST(PlanInterchangeable, ClassesHoldTheMachinesWithTheSameCostInputsAndPartitionTheCluster) {
+  std::mt19937_64 rng(20261129);
+  int with_ties = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const Cluster c = tying_cluster(rng, trial);
+    std::vector<int64_t> seen;
+    for (int64_t k = 0; k < c.classes(); ++k) {
+      const std::vector<int64_t>& members = c.class_members(k);
+      ASSERT_FALSE(members.empty());
+      EXPECT_TRUE(std::is_sorted(members.begin(), members.end()));
+      for (int64_t x : members) EXPECT_EQ(c.machine_class(x), k);
+      seen.insert(seen.end(), members.begin(), members.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    if (c.has_interchangeable()) {
+      ++with_ties;
+      ASSERT_EQ(static_cast<int64_t>(seen.size()), c.size());
+      for (int64_t x = 0; x < c.size(); ++x) EXPECT_EQ(seen[static_cast<size_t>(x)], x);
+    }
+    for (int64_t i = 0; i < c.size(); ++i)
+      for (int64_t j = 0; j < c.size(); ++j) {
+        ASSERT_EQ(c.machine_class(i) == c.machine_class(j), cost_inputs(c, i) == cost_inputs(c, j)) << trial << " " << i << " " << j;
+        if (i == j || c.machine_class(i) != c.machine_class(j)) continue;
+        for (int64_t k = 0; k < c.size(); ++k)  // the same send time to every third machine
+          if (k != i && k != j) ASSERT_EQ(c.send_time(i, k, 3e7), c.send_time(j, k, 3e7));
+      }
+  }
+  EXPECT_GE(with_ties, 30);
+}
+
+TEST(PlanInterchangeable, AMachineDifferingInOneCostInputIsItsOwnClassAndExplicitClustersHaveNone) {
+  RegionalNetwork net;
+  net.regions = 1;
+  net.base_latency_ms = {1};
+  net.base_bandwidth_gbps = {100};
+  net.region_link = {1};
+  const Machine base{"", "R0", 80, 100, "A100", 8};
+  std::vector<Machine> ms(7, base);
+  ms[1].memory_gb = 40;
+  ms[2].tflops = 90;
+  ms[3].gpu = "H100";
+  ms[4].gpus = 4;
+  ms[5].name = "named";  // a name only labels: still interchangeable with machine 0
+  net.region.assign(ms.size(), 0);
+  net.access_ms.assign(ms.size(), 0);
+  net.access_ms[6] = 0.5;
+  const Cluster c = Cluster::from_network(ms, net, MissingLinkRule::Route);
+  ASSERT_TRUE(c.has_interchangeable());
+  EXPECT_EQ(c.classes(), 6);
+  EXPECT_EQ(c.class_members(c.machine_class(0)), (std::vector<int64_t>{0, 5}));
+  for (int64_t i = 1; i < 7; ++i)
+    if (i != 5) EXPECT_EQ(c.class_members(c.machine_class(i)).size(), 1u) << i;
+
+  std::mt19937_64 rng(7);
+  const Cluster linked = random_linked(rng, 9);
+  EXPECT_FALSE(linked.has_interchangeable());
+  for (int64_t i = 0; i < linked.size(); ++i) EXPECT_EQ(linked.machine_class(i), i);
+}
+
+TEST(PlanInterchangeable, TheCanonicalGroupHoldsEachClassesLowestIdsAndMapsOntoTheGroup) {
+  std::mt19937_64 rng(11);
+  int moved = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Cluster c = tying_cluster(rng, trial);
+    std::vector<int64_t> g = random_half(c, rng);
+    std::shuffle(g.begin(), g.end(), rng);
+    const CanonicalGroup cg = canonical_group(c, g);
+    if (cg.same) {
+      EXPECT_EQ(cg.group, g);  // as given
+      continue;
+    }
+    ++moved;
+    ASSERT_EQ(cg.group.size(), g.size());
+    EXPECT_TRUE(std::is_sorted(cg.group.begin(), cg.group.end()));
+    std::map<int64_t, int64_t> count;
+    for (int64_t x : g) ++count[c.machine_class(x)];
+    std::map<int64_t, std::vector<int64_t>> by_class;
+    for (int64_t x : cg.group) by_class[c.machine_class(x)].push_back(x);
+    for (const auto& [k, n] : count) {
+      const std::vector<int64_t>& members = c.class_members(k);
+      EXPECT_EQ(by_class[k], std::vector<int64_t>(members.begin(), members.begin() + n)) << trial;
+    }
+    // to_given: a bijection from the canonical group onto the group, within classes
+    std::set<int64_t> given;
+    for (const auto& [from, to] : cg.to_given) {
+      EXPECT_EQ(c.machine_class(from), c.machine_class(to));
+      given.insert(to);
+    }
+    EXPECT_EQ(given, std::set<int64_t>(g.begin(), g.end()));
+    EXPECT_EQ(canonical_ids(c, shuffled_within_classes(c, g, rng)), cg.group);
+  }
+  EXPECT_GE(moved, 20);
+  // A machine named twice is left as given (best_pipeline words it).
+  const Cluster c = tying_cluster(rng, 0);
+  EXPECT_TRUE(canonical_group(c, {0, 0}).same);
+}
+
+TEST(PlanInterchangeable, GroupsWithTheSameClassCountsGetTheSameCostOnTheirOwnMachines) {
+  std::mt19937_64 rng(20261130);
+  const std::vector<ModelSpec> jobs{model("big", 24, 4e8, 32, 50), model("small", 6, 1e7, 8, 30)};
+  int feasible = 0, infeasible = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    const Cluster c = tying_cluster(rng, trial);
+    Evaluator ev(c, jobs);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const std::vector<int64_t> g = random_half(c, rng);
+      const std::vector<int64_t> h = shuffled_within_classes(c, g, rng);
+      const JobPlan a = best_pipeline(c, jobs[j], g), b = best_pipeline(c, jobs[j], h);
+      ASSERT_EQ(a.cost.feasible, b.cost.feasible) << trial << " " << j;
+      const Evaluator::JobEval ea = ev.job(j, g), eb = ev.job(j, h);
+      EXPECT_EQ(ea.feasible, a.cost.feasible);
+      EXPECT_EQ(eb.time, ea.time);
+      if (!a.cost.feasible) {
+        ++infeasible;
+        continue;
+      }
+      ++feasible;
+      EXPECT_EQ(job_time(a), job_time(b)) << trial << " " << j;  // bit for bit
+      EXPECT_EQ(ea.time, job_time(a));
+      for (const auto& [jp, group] : {std::pair<const JobPlan*, const std::vector<int64_t>*>{&a, &g}, {&b, &h}}) {
+        for (int64_t x : jp->machines()) EXPECT_TRUE(std::binary_search(group->begin(), group->end(), x)) << x;
+        // the layout's cost is its own: the cost model on its machines gives it again
+        const JobCost again = pipeline_cost(c, jobs[j], jp->replicas);
+        EXPECT_EQ(again.iteration_s, jp->cost.iteration_s);
+        for (size_t r = 0; r < again.stages.size(); ++r)
+          for (size_t s = 0; s < again.stages[r].size(); ++s)
+            EXPECT_EQ(again.stages[r][s].machine, jp->cost.stages[r][s].machine);
+      }
+      const JobPlan ref = best_pipeline_reference(c, jobs[j], h);
+      EXPECT_EQ(job_time(ref), job_time(b));
+    }
+  }
+  EXPECT_GE(feasible, 30);
+  EXPECT_GE(infeasible, 3);
+}
+
+}  // namespace
