@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "csrc/plan/assignment.h"
-#include "csrc/plan/interchangeable.h"
 #include "csrc/plan/job_helpers.h"
 
 namespace hulk::plan::detail {
@@ -31,19 +30,18 @@ class Evaluator {
   // Groups with the same count of each class of interchangeable machines (Cluster::machine_class)
   // share one entry: best_pipeline lays them out alike, at the same cost.
   JobEval job(size_t j, const std::vector<int64_t>& given) {
-    const std::vector<int64_t> g = canonical_ids(c_, given);
+    if (!class_key(given)) return evaluate(j, given);  // a machine twice (or out of range): laid out as given, uncached
+    const std::vector<int64_t>& key = c_.has_interchangeable() ? key_ : given;
     auto& cache = cache_[j];
-    const auto it = cache.find(g);
+    const auto it = cache.find(key);
     if (it != cache.end()) return it->second;
     if (cached_ids_ > kMaxCachedIds) {  // bound memory on long runs (keys are whole groups)
       for (auto& m : cache_) m.clear();
       cached_ids_ = 0;
     }
-    const JobPlan jp = best_pipeline(c_, jobs_[j], g);
-    JobEval e{jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0),
-              jp.cost.feasible ? static_cast<int64_t>(g.size() - jp.machines().size()) : 0};
-    cache.emplace(g, e);
-    cached_ids_ += g.size() + 8;
+    const JobEval e = evaluate(j, c_.has_interchangeable() ? canonical_from_key() : given);
+    cache.emplace(key, e);
+    cached_ids_ += key.size() + 8;
     return e;
   }
 
@@ -65,11 +63,60 @@ class Evaluator {
   }
 
  private:
+  JobEval evaluate(size_t j, const std::vector<int64_t>& g) const {
+    const JobPlan jp = best_pipeline(c_, jobs_[j], g);
+    return {jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0),
+            jp.cost.feasible ? static_cast<int64_t>(g.size() - jp.machines().size()) : 0};
+  }
+  // key_ = the group's (class, count) pairs by class, where the cluster has interchangeable
+  // machines: a count per class and a sort of the classes present, not of the whole group
+  // (groups of thousands at 20,000 machines). False for a group that names a machine twice
+  // or one out of range (left uncached).
+  bool class_key(const std::vector<int64_t>& g) {
+    if (!c_.has_interchangeable()) return true;
+    if (count_.empty()) {
+      count_.assign(static_cast<size_t>(c_.classes()), 0);
+      stamp_.assign(static_cast<size_t>(c_.size()), 0);
+    }
+    ++generation_;
+    present_.clear();
+    bool ok = true;
+    for (int64_t x : g) {
+      if (x < 0 || x >= c_.size() || stamp_[static_cast<size_t>(x)] == generation_) {
+        ok = false;
+        continue;
+      }
+      stamp_[static_cast<size_t>(x)] = generation_;
+      const int64_t k = c_.machine_class(x);
+      if (count_[static_cast<size_t>(k)]++ == 0) present_.push_back(k);
+    }
+    std::sort(present_.begin(), present_.end());
+    key_.clear();
+    for (int64_t k : present_) {
+      key_.push_back(k);
+      key_.push_back(count_[static_cast<size_t>(k)]);
+      count_[static_cast<size_t>(k)] = 0;
+    }
+    return ok;
+  }
+  // The group key_ stands for: each class's lowest ids (interchangeable.h's canonical group).
+  std::vector<int64_t> canonical_from_key() const {
+    std::vector<int64_t> g;
+    for (size_t i = 0; i < key_.size(); i += 2) {
+      const std::vector<int64_t>& members = c_.class_members(key_[i]);
+      g.insert(g.end(), members.begin(), members.begin() + key_[i + 1]);
+    }
+    std::sort(g.begin(), g.end());
+    return g;
+  }
+
   const Cluster& c_;
   const std::vector<ModelSpec>& jobs_;
   std::vector<std::map<std::vector<int64_t>, JobEval>> cache_;
   static constexpr size_t kMaxCachedIds = size_t{1} << 25;  // 32M machine ids, 256 MB
   size_t cached_ids_ = 0;
+  std::vector<int64_t> key_, present_, count_, stamp_;  // class_key's scratch
+  int64_t generation_ = 0;
 };
 
 // The job with the longest iteration time on its group (groups not empty, jobs not `done`) and

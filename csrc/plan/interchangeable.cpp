@@ -33,10 +33,6 @@ CanonicalGroup canonical_group(const Cluster& c, const std::vector<int64_t>& gro
   return out;
 }
 
-std::vector<int64_t> canonical_ids(const Cluster& c, const std::vector<int64_t>& group) {
-  return canonical_group(c, group).group;
-}
-
 void relabel(JobPlan& jp, const CanonicalGroup& g) {
   if (g.same) return;
   const auto given = [&](int64_t x) {

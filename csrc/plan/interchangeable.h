@@ -22,10 +22,6 @@ struct CanonicalGroup {
 };
 CanonicalGroup canonical_group(const Cluster& c, const std::vector<int64_t>& group);
 
-// canonical_group(c, group).group: what a cache of layouts keys on (it depends only on how
-// many machines of each class the group holds).
-std::vector<int64_t> canonical_ids(const Cluster& c, const std::vector<int64_t>& group);
-
 // jp's machines (replicas, stages, tensor ring) mapped from canonical ids to the group's.
 void relabel(JobPlan& jp, const CanonicalGroup& g);
 

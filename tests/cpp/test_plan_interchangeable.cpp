@@ -148,7 +148,7 @@ TEST(PlanInterchangeable, TheCanonicalGroupHoldsEachClassesLowestIdsAndMapsOntoT
       given.insert(to);
     }
     EXPECT_EQ(given, std::set<int64_t>(g.begin(), g.end()));
-    EXPECT_EQ(canonical_ids(c, shuffled_within_classes(c, g, rng)), cg.group);
+    EXPECT_EQ(canonical_group(c, shuffled_within_classes(c, g, rng)).group, cg.group);
   }
   EXPECT_GE(moved, 20);
   // A machine named twice is left as given (best_pipeline words it).
@@ -193,6 +193,32 @@ TEST(PlanInterchangeable, GroupsWithTheSameClassCountsGetTheSameCostOnTheirOwnMa
   }
   EXPECT_GE(feasible, 30);
   EXPECT_GE(infeasible, 3);
+}
+
+TEST(PlanInterchangeable, TheEvaluatorLeavesAGroupWithAMachineTwiceUncachedAndItsCountsClean) {
+  std::mt19937_64 rng(5);
+  const std::vector<ModelSpec> jobs{model("small", 6, 1e7, 8, 30)};
+  int checked = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const Cluster c = tying_cluster(rng, trial);
+    if (!c.has_interchangeable() || c.size() < 4) continue;
+    Evaluator ev(c, jobs);
+    const std::vector<int64_t> g = random_half(c, rng);
+    const Evaluator::JobEval before = ev.job(0, g);
+    std::vector<int64_t> twice = g;
+    twice.push_back(g.front());
+    try {
+      (void)ev.job(0, twice);  // whatever best_pipeline makes of it, nothing is kept
+    } catch (const std::exception&) {
+    }
+    const Evaluator::JobEval after = ev.job(0, g);
+    EXPECT_EQ(after.feasible, before.feasible);
+    EXPECT_EQ(after.time, before.time);
+    const JobPlan jp = best_pipeline(c, jobs[0], g);
+    EXPECT_EQ(after.time, jp.cost.feasible ? job_time(jp) : after.time);
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
 }
 
 }  // namespace
