@@ -37,7 +37,7 @@ import hulk.plan as hp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_plan_anytime as anytime  # noqa: E402  (the same clusters, job sets and results file format)
-from results_file import write_section  # noqa: E402
+from results_file import report_section  # noqa: E402
 
 PLANNERS = ("search", "hulk", "hulk+search", "search x2")
 CHALLENGERS = ("hulk", "hulk+search", "search x2")
@@ -165,14 +165,8 @@ def report(args) -> None:
     rows, meta = anytime.read_results(args.results)
     if not rows:
         sys.exit(f"{args.results}: no plans to report")
-    stem = Path(args.results).stem
-    begin, end = f"<!-- bench_plan_thread:{stem}:begin -->", f"<!-- bench_plan_thread:{stem}:end -->"
-    notes = anytime.kept_notes(args.write, begin, end) if args.write else []
-    lines = [begin, f"## Hulk with Search in a second thread ({stem}.jsonl)", "",
-             *report_lines(rows, meta), "", *notes, end]
-    print("\n".join(lines))
-    if args.write:
-        write_section(args.write, begin, end, lines)
+    report_section("bench_plan_thread", args.results, "## Hulk with Search in a second thread ({stem}.jsonl)",
+                   report_lines(rows, meta), args.write, anytime.kept_notes)
 
 
 def main(argv=None) -> int:

@@ -16,3 +16,17 @@ def write_section(out, begin: str, end: str, lines: list) -> None:
         if begin in old else old.rstrip() + "\n\n" + block + "\n"
     out.write_text(new)
     print(f"\nwrote {out}")
+
+
+def report_section(script: str, results, title: str, body: list, write=None, kept_notes=None) -> None:
+    """Prints the section of one results file of ``script`` (``title``, which may name the file's
+    ``{stem}``, then ``body`` and the hand notes ``kept_notes(write, begin, end)`` returns from the
+    section already in ``write``) between the script's markers for that file, and writes it into
+    ``write`` when given."""
+    stem = Path(results).stem
+    begin, end = f"<!-- {script}:{stem}:begin -->", f"<!-- {script}:{stem}:end -->"
+    notes = kept_notes(write, begin, end) if write and kept_notes else []
+    lines = [begin, title.format(stem=stem), "", *body, "", *notes, end]
+    print("\n".join(lines))
+    if write:
+        write_section(write, begin, end, lines)

@@ -1,0 +1,165 @@
+"""Interchangeable machines (``Cluster::machine_class``): Search on a generated measured cluster
+against Search on its twin whose machines are all told apart, side by side in one run.
+
+The twin is the same cluster with machine ``i`` of ``n``'s access latency raised by
+``TWIN_MS * (1 + i / n)``, 0.1-0.2 microseconds (the least nonzero access latency a cluster
+takes): no two machines are then alike, so every group is laid out and cached on its own, as
+before layouts were shared, while a send time moves by at most 0.4 microseconds: 1% of the
+45-microsecond one-way latency of a region's LAN (``cloud_network.LAN_LATENCY_MS``), less against
+its 100 Gbit/s transfer of a stage's activations and the milliseconds of a region pair. For every cluster (the clusters of
+``bench_plan_anytime.py``, measured mode) and job set, two runs on each of the pair, cluster and
+twin alternating:
+
+* a fixed number of moves (``--moves``, no time limit that binds): the wall time, so the speed
+  with the walk's work fixed;
+* a time budget (``--budget``): how many moves Search makes and the makespan it reaches.
+
+The report gives per size and GPU kind (odd k in the small-regions regime: every machine an
+A100 80GB) the geometric means and ranges of twin / cluster wall time, cluster / twin moves
+and cluster / twin makespan.
+
+    python benchmarks/bench_interchangeable.py --results benchmarks/interchangeable493.jsonl \\
+        --sizes 47,200 --instances 5 --first-instance 493
+    python benchmarks/bench_interchangeable.py --results benchmarks/interchangeable493.jsonl --report --write benchmarks/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import math
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+import hulk
+import hulk.plan as hp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_plan_anytime as anytime  # noqa: E402  (the same clusters, job sets and results file format)
+from results_file import report_section  # noqa: E402
+
+TWIN_MS = 1e-4  # machine i of n: access latency + this x (1 + i / n), no two machines alike
+_MOVES = re.compile(r"(\d+) local-search moves")
+
+
+def distinct_twin(cluster):
+    """The cluster with machine i of n's access latency raised by TWIN_MS x (1 + i / n)."""
+    n = len(cluster)
+    return dataclasses.replace(cluster, access_ms=cluster.access_ms + TWIN_MS * (1 + np.arange(n) / n))
+
+
+def search_moves(plan) -> int:
+    m = _MOVES.search(plan.notes[0])
+    if not m:
+        raise RuntimeError(f"no move count in Search's first note: {plan.notes[0]!r}")
+    return int(m.group(1))
+
+
+def run(args) -> None:
+    rows, _ = anytime.read_results(args.results)
+    done = {(r["n"], r["instance"], r["job_set"], r["variant"], r["run"]) for r in rows if r.get("kind") == "plan"}
+    meta = {"kind": "meta", "command": anytime.command_line(),
+            "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": anytime.machine(),
+            "hulk": hulk.__version__, "moves": args.moves, "budget_s": args.budget, "seed": args.seed,
+            "measured_regime": "small-regions"}
+    args.modes, args.bundled, args.measured_regime = ["measured"], False, "small-regions"
+    for mode, n, k, cluster_seed, make in anytime.instances(args):
+        pair = None
+        for set_name in args.job_sets:
+            jobs = anytime.JOB_SETS[set_name]
+            for variant in ("cluster", "twin", "twin", "cluster"):  # alternating: drift hits both alike
+                nth = "first" if (n, k, set_name, variant, "first") not in done else "second"
+                if (n, k, set_name, variant, nth) in done:
+                    continue
+                if meta is not None:
+                    anytime.append(args.results, meta)
+                    meta = None
+                if pair is None:
+                    base = make()
+                    pair = {"cluster": base, "twin": distinct_twin(base)}
+                c = pair[variant]
+                t0 = time.perf_counter()
+                capped = hp.plan(c, jobs, "search", time_limit_s=600, max_iterations=args.moves, seed=args.seed)
+                capped_s = time.perf_counter() - t0
+                timed = hp.plan(c, jobs, "search", time_limit_s=args.budget, seed=args.seed)
+                row = {"kind": "plan", "mode": mode, "n": n, "instance": k, "cluster_seed": cluster_seed,
+                       "job_set": set_name, "variant": variant, "run": nth, "all_a100": bool(k % 2),
+                       "capped_moves": search_moves(capped), "capped_s": capped_s,
+                       "capped_makespan_s": capped.makespan_s if capped.feasible else None,
+                       "budget_moves": search_moves(timed), "budget_makespan_s": timed.makespan_s if timed.feasible else None}
+                anytime.append(args.results, row)
+                done.add((n, k, set_name, variant, nth))
+                print(f"{n:>5} #{k} {set_name:>16} {variant:>7}: {args.moves} moves in {capped_s:6.2f} s; "
+                      f"{args.budget:g} s: {row['budget_moves']:>7} moves, {timed.makespan_s / 3600:8.3f} h", flush=True)
+
+
+def _gm(v: list) -> str:
+    return f"{math.exp(sum(math.log(x) for x in v) / len(v)):.2f} ({min(v):.2f}-{max(v):.2f})" if v else "-"
+
+
+def report_lines(rows: list, meta: list) -> list:
+    by = defaultdict(lambda: defaultdict(list))  # (n, k, job set) -> variant -> rows
+    for r in rows:
+        by[(r["n"], r["instance"], r["job_set"])][r["variant"]].append(r)
+    cells = defaultdict(lambda: defaultdict(list))
+    for (n, k, _), v in by.items():
+        if not v["cluster"] or not v["twin"]:
+            continue
+        mean = lambda key, side: sum(r[key] for r in v[side]) / len(v[side])  # noqa: E731
+        cell = cells[(n, "all A100" if k % 2 else "mixed")]
+        cell["speed"].append(mean("capped_s", "twin") / mean("capped_s", "cluster"))
+        cell["moves"].append(mean("budget_moves", "cluster") / mean("budget_moves", "twin"))
+        if all(r["budget_makespan_s"] for side in ("cluster", "twin") for r in v[side]):
+            cell["makespan"].append(mean("budget_makespan_s", "cluster") / mean("budget_makespan_s", "twin"))
+    m0 = meta[0] if meta else {}
+    lines = [f"Command: `{m['command']}`; {m['date']}; machine: {m['machine']}; hulk {m['hulk']}." for m in meta] + [
+        "",
+        f"Each cell: geometric mean (range) over clusters x job sets, each side the mean of its two runs. "
+        f"*Speed*: the twin's wall time over the cluster's for {m0.get('moves', '?')} moves of Search. *Moves*: the "
+        f"cluster's moves over the twin's within {m0.get('budget_s', '?')} s. *Makespan*: the cluster's plan over the "
+        "twin's at that budget (below 1: shorter with layouts shared).",
+        "",
+        "| machines | GPUs | instances | speed (fixed moves) | moves (fixed time) | makespan (fixed time) |",
+        "|---:|---|---:|---:|---:|---:|"]
+    for (n, gpus), c in sorted(cells.items()):
+        lines.append(f"| {n} | {gpus} | {len(c['speed'])} | {_gm(c['speed'])} | {_gm(c['moves'])} | {_gm(c['makespan'])} |")
+    return lines
+
+
+def report(args) -> None:
+    rows, meta = anytime.read_results(args.results)
+    if not rows:
+        sys.exit(f"{args.results}: no plans to report")
+    report_section("bench_interchangeable", args.results, "## Interchangeable machines: Search with layouts shared and on a distinct twin ({stem}.jsonl)",
+                   report_lines(rows, meta), args.write, anytime.kept_notes)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", required=True, help="the JSONL file runs are appended to (and read by --report)")
+    ap.add_argument("--report", action="store_true", help="render the table from --results and plan nothing")
+    ap.add_argument("--write", metavar="RESULTS.md", help="with --report: write the section into this file")
+    ap.add_argument("--sizes", type=anytime._ints, default=[47, 200])
+    ap.add_argument("--instances", type=int, default=5, help="generated clusters per size (default 5)")
+    ap.add_argument("--first-instance", type=int, default=493, help="the first instance k (default 493)")
+    ap.add_argument("--job-sets", type=anytime._choices(tuple(anytime.JOB_SETS)), default=list(anytime.DEFAULT_JOB_SETS))
+    ap.add_argument("--moves", type=int, default=3000, help="Search's move cap for the speed runs (default 3000)")
+    ap.add_argument("--budget", type=float, default=1.0, help="Search's budget for the fixed-time runs (default 1 s)")
+    ap.add_argument("--seed", type=int, default=0, help="Search's seed (default 0)")
+    args = ap.parse_args(argv)
+    if args.instances < 1 or args.first_instance < 0 or args.moves < 1 or not args.budget > 0:
+        ap.error("--instances, --moves and --budget must be positive and --first-instance >= 0")
+    if args.write and not args.report:
+        ap.error("--write goes with --report")
+    report(args) if args.report else run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
