@@ -16,7 +16,7 @@ namespace hulk::plan {
 // cluster has no interchangeable machines, or the group names a machine twice or one out of
 // range (best_pipeline words those).
 struct CanonicalGroup {
-  std::vector<int64_t> group;                          // [n] ascending
+  std::vector<int64_t> group;                          // [n] ascending (as given when same)
   std::vector<std::pair<int64_t, int64_t>> to_given;   // [n] (canonical id, the group's id), by canonical id
   bool same = true;                                    // the canonical group is the given one
 };

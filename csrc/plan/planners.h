@@ -41,7 +41,9 @@ std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, cons
 // even split; the cheapest feasible configuration wins, and its stages are then tried in
 // reverse order too. Machines not needed stay idle rather than make the job fail.
 // (Layouts are split in order of a lower bound of their time, split_lower_bound, and those
-// whose bound exceeds the best time found are not split.)
+// whose bound exceeds the best time found are not split.) Groups that differ only by
+// interchangeable machines (Cluster::machine_class) get one layout, found on the classes'
+// lowest ids and mapped onto the group's own machines (interchangeable.h).
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
 // The same layouts, every one split, in the order tried: the same plan as best_pipeline (a
 // layout it skips costs more than its best); the tests' reference.
