@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "csrc/plan/assignment.h"
+#include "csrc/plan/interchangeable.h"
 #include "csrc/plan/job_helpers.h"
 
 namespace hulk::plan::detail {
@@ -39,7 +40,7 @@ class Evaluator {
       for (auto& m : cache_) m.clear();
       cached_ids_ = 0;
     }
-    const JobEval e = evaluate(j, c_.has_interchangeable() ? canonical_from_key() : given);
+    const JobEval e = evaluate(j, canonical_group(c_, given).group);  // what key_ stands for (or the group)
     cache.emplace(key, e);
     cached_ids_ += key.size() + 8;
     return e;
@@ -99,17 +100,6 @@ class Evaluator {
     }
     return ok;
   }
-  // The group key_ stands for: each class's lowest ids (interchangeable.h's canonical group).
-  std::vector<int64_t> canonical_from_key() const {
-    std::vector<int64_t> g;
-    for (size_t i = 0; i < key_.size(); i += 2) {
-      const std::vector<int64_t>& members = c_.class_members(key_[i]);
-      g.insert(g.end(), members.begin(), members.begin() + key_[i + 1]);
-    }
-    std::sort(g.begin(), g.end());
-    return g;
-  }
-
   const Cluster& c_;
   const std::vector<ModelSpec>& jobs_;
   std::vector<std::map<std::vector<int64_t>, JobEval>> cache_;

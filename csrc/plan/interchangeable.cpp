@@ -28,7 +28,6 @@ CanonicalGroup canonical_group(const Cluster& c, const std::vector<int64_t>& gro
     }
   }
   std::sort(out.to_given.begin(), out.to_given.end());
-  if (out.same) return out;  // the group holds its classes' first members (in any order)
   for (size_t i = 0; i < out.to_given.size(); ++i) out.group[i] = out.to_given[i].first;
   return out;
 }

@@ -12,13 +12,13 @@
 namespace hulk::plan {
 
 // `group` [n] with each machine replaced by a member of its class: a class holding k machines
-// of the group gives its k lowest ids, ascending. The group as given (same = true) when the
-// cluster has no interchangeable machines, or the group names a machine twice or one out of
-// range (best_pipeline words those).
+// of the group gives its k lowest ids, ascending. The group as given (same = true, to_given
+// empty) when the cluster has no interchangeable machines, or the group names a machine twice
+// or one out of range (best_pipeline words those).
 struct CanonicalGroup {
-  std::vector<int64_t> group;                          // [n] ascending (as given when same)
+  std::vector<int64_t> group;                          // [n] ascending (but as given, above)
   std::vector<std::pair<int64_t, int64_t>> to_given;   // [n] (canonical id, the group's id), by canonical id
-  bool same = true;                                    // the canonical group is the given one
+  bool same = true;                                    // every machine maps onto itself
 };
 CanonicalGroup canonical_group(const Cluster& c, const std::vector<int64_t>& group);
 

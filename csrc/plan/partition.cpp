@@ -540,8 +540,8 @@ namespace {
 // names the group's own machines.
 JobPlan on_canonical_group(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout) {
   const CanonicalGroup g = canonical_group(c, group);
-  if (g.same) return best_pipeline_of(c, m, group, every_layout);
   JobPlan jp = best_pipeline_of(c, m, g.group, every_layout);
+  if (g.same) return jp;
   if (!jp.cost.feasible) return best_pipeline_of(c, m, group, every_layout);
   relabel(jp, g);
   return jp;
