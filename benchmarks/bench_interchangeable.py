@@ -14,12 +14,18 @@ twin alternating:
   with the walk's work fixed;
 * a time budget (``--budget``): how many moves Search makes and the makespan it reaches.
 
-The report gives per size and GPU kind (odd k in the small-regions regime: every machine an
+With ``--explicit`` both are expanded into explicit clusters (``to_spec()``: one link per machine
+pair, as a networkx graph built from region-level measurements gives them), whose alike machines
+are found by comparing their pairs.
+
+The report gives per size, network kind and GPU kind (odd k in the small-regions regime: every machine an
 A100 80GB) the geometric means and ranges of twin / cluster wall time, cluster / twin moves
 and cluster / twin makespan.
 
     python benchmarks/bench_interchangeable.py --results benchmarks/interchangeable493.jsonl \\
         --sizes 47,200 --instances 5 --first-instance 493
+    python benchmarks/bench_interchangeable.py --results benchmarks/interchangeable_explicit504.jsonl \\
+        --sizes 47,200 --instances 4 --first-instance 504 --explicit
     python benchmarks/bench_interchangeable.py --results benchmarks/interchangeable493.jsonl --report --write benchmarks/RESULTS.md
 """
 
@@ -63,11 +69,13 @@ def search_moves(plan) -> int:
 
 def run(args) -> None:
     rows, _ = anytime.read_results(args.results)
-    done = {(r["n"], r["instance"], r["job_set"], r["variant"], r["run"]) for r in rows if r.get("kind") == "plan"}
+    network = "explicit" if args.explicit else "regional"
+    done = {(r["n"], r["instance"], r["job_set"], r["variant"], r["run"]) for r in rows
+            if r.get("kind") == "plan" and r.get("network", "regional") == network}
     meta = {"kind": "meta", "command": anytime.command_line(),
             "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": anytime.machine(),
             "hulk": hulk.__version__, "moves": args.moves, "budget_s": args.budget, "seed": args.seed,
-            "measured_regime": "small-regions"}
+            "measured_regime": "small-regions", "network": network}
     args.modes, args.bundled, args.measured_regime = ["measured"], False, "small-regions"
     for mode, n, k, cluster_seed, make in anytime.instances(args):
         pair = None
@@ -83,19 +91,21 @@ def run(args) -> None:
                 if pair is None:
                     base = make()
                     pair = {"cluster": base, "twin": distinct_twin(base)}
+                    if args.explicit:
+                        pair = {side: c.to_spec() for side, c in pair.items()}
                 c = pair[variant]
                 t0 = time.perf_counter()
                 capped = hp.plan(c, jobs, "search", time_limit_s=600, max_iterations=args.moves, seed=args.seed)
                 capped_s = time.perf_counter() - t0
                 timed = hp.plan(c, jobs, "search", time_limit_s=args.budget, seed=args.seed)
                 row = {"kind": "plan", "mode": mode, "n": n, "instance": k, "cluster_seed": cluster_seed,
-                       "job_set": set_name, "variant": variant, "run": nth, "all_a100": bool(k % 2),
+                       "job_set": set_name, "variant": variant, "run": nth, "all_a100": bool(k % 2), "network": network,
                        "capped_moves": search_moves(capped), "capped_s": capped_s,
                        "capped_makespan_s": capped.makespan_s if capped.feasible else None,
                        "budget_moves": search_moves(timed), "budget_makespan_s": timed.makespan_s if timed.feasible else None}
                 anytime.append(args.results, row)
                 done.add((n, k, set_name, variant, nth))
-                print(f"{n:>5} #{k} {set_name:>16} {variant:>7}: {args.moves} moves in {capped_s:6.2f} s; "
+                print(f"{n:>5} #{k} {network} {set_name:>16} {variant:>7}: {args.moves} moves in {capped_s:6.2f} s; "
                       f"{args.budget:g} s: {row['budget_moves']:>7} moves, {timed.makespan_s / 3600:8.3f} h", flush=True)
 
 
@@ -104,15 +114,15 @@ def _gm(v: list) -> str:
 
 
 def report_lines(rows: list, meta: list) -> list:
-    by = defaultdict(lambda: defaultdict(list))  # (n, k, job set) -> variant -> rows
+    by = defaultdict(lambda: defaultdict(list))  # (n, network, k, job set) -> variant -> rows
     for r in rows:
-        by[(r["n"], r["instance"], r["job_set"])][r["variant"]].append(r)
+        by[(r["n"], r.get("network", "regional"), r["instance"], r["job_set"])][r["variant"]].append(r)
     cells = defaultdict(lambda: defaultdict(list))
-    for (n, k, _), v in by.items():
+    for (n, network, k, _), v in by.items():
         if not v["cluster"] or not v["twin"]:
             continue
         mean = lambda key, side: sum(r[key] for r in v[side]) / len(v[side])  # noqa: E731
-        cell = cells[(n, "all A100" if k % 2 else "mixed")]
+        cell = cells[(n, network, "all A100" if k % 2 else "mixed")]
         cell["speed"].append(mean("capped_s", "twin") / mean("capped_s", "cluster"))
         cell["moves"].append(mean("budget_moves", "cluster") / mean("budget_moves", "twin"))
         if all(r["budget_makespan_s"] for side in ("cluster", "twin") for r in v[side]):
@@ -125,10 +135,11 @@ def report_lines(rows: list, meta: list) -> list:
         f"cluster's moves over the twin's within {m0.get('budget_s', '?')} s. *Makespan*: the cluster's plan over the "
         "twin's at that budget (below 1: shorter with layouts shared).",
         "",
-        "| machines | GPUs | instances | speed (fixed moves) | moves (fixed time) | makespan (fixed time) |",
-        "|---:|---|---:|---:|---:|---:|"]
-    for (n, gpus), c in sorted(cells.items()):
-        lines.append(f"| {n} | {gpus} | {len(c['speed'])} | {_gm(c['speed'])} | {_gm(c['moves'])} | {_gm(c['makespan'])} |")
+        "| machines | network | GPUs | instances | speed (fixed moves) | moves (fixed time) | makespan (fixed time) |",
+        "|---:|---|---|---:|---:|---:|---:|"]
+    for (n, network, gpus), c in sorted(cells.items()):
+        lines.append(f"| {n} | {network} | {gpus} | {len(c['speed'])} | {_gm(c['speed'])} | {_gm(c['moves'])} | "
+                     f"{_gm(c['makespan'])} |")
     return lines
 
 
@@ -152,6 +163,8 @@ def main(argv=None) -> int:
     ap.add_argument("--moves", type=int, default=3000, help="Search's move cap for the speed runs (default 3000)")
     ap.add_argument("--budget", type=float, default=1.0, help="Search's budget for the fixed-time runs (default 1 s)")
     ap.add_argument("--seed", type=int, default=0, help="Search's seed (default 0)")
+    ap.add_argument("--explicit", action="store_true",
+                    help="expand cluster and twin into explicit clusters (one link per machine pair) first")
     args = ap.parse_args(argv)
     if args.instances < 1 or args.first_instance < 0 or args.moves < 1 or not args.budget > 0:
         ap.error("--instances, --moves and --budget must be positive and --first-instance >= 0")

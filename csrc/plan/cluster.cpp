@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -102,7 +103,6 @@ Cluster::Cluster(std::vector<Machine> machines, std::vector<Link> links, Missing
     fail(std::to_string(size()) + " machines with explicit links: the N x N pair tables are limited to " +
          std::to_string(kMaxExplicitMachines) + " machines; describe larger clusters with a RegionalNetwork");
   validate(machines_, links_);
-  find_interchangeable();
   const int64_t n = size();
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
   latency_s_.assign(nn, kInf);
@@ -123,8 +123,8 @@ Cluster::Cluster(std::vector<Machine> machines, std::vector<Link> links, Missing
   }
   // A complete graph has nothing to route (direct links keep their own parameters).
   const bool complete = static_cast<int64_t>(links_.size()) == n * (n - 1) / 2;
-  if (rule_ == MissingLinkRule::Forbid || n < 3 || complete) return;
-  route(n, latency_s_, bandwidth_Bps_, direct_);
+  if (rule_ == MissingLinkRule::Route && n >= 3 && !complete) route(n, latency_s_, bandwidth_Bps_, direct_);
+  find_interchangeable();  // on the routed tables: what send_time reads
 }
 
 Cluster Cluster::from_network(std::vector<Machine> machines, RegionalNetwork net, MissingLinkRule rule) {
@@ -206,29 +206,85 @@ Cluster::Cluster(RegionalTag, std::vector<Machine> machines, RegionalNetwork net
   find_interchangeable();
 }
 
+namespace {
+
+// splitmix64's finaliser: spreads a word's bits, so that a sum of mixed words is a usable
+// order-free hash of a multiset.
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t bits_of(double v) {
+  if (v == 0) v = 0.0;  // -0.0 and 0.0 compare equal: one bit pattern
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// An explicit cluster's machines compared with at most this many classes of the same fields
+// and the same hash of their pairs: a cluster whose rows hold the same values in other orders
+// (a ring of equal links) would otherwise cost O(N) comparisons of O(N) each per machine.
+// Leaving two alike machines apart only forgoes a shared layout.
+constexpr size_t kMaxClassesCompared = 8;
+
+}  // namespace
+
 void Cluster::find_interchangeable() {
-  if (!regional_) {  // explicit links: a machine's row of pairs is its own
-    class_of_.resize(machines_.size());
-    class_members_.resize(machines_.size());
-    for (size_t i = 0; i < machines_.size(); ++i) {
-      class_of_[i] = static_cast<int64_t>(i);
-      class_members_[i] = {static_cast<int64_t>(i)};
-    }
-    return;
-  }
+  const size_t n = machines_.size();
   // What the cost model reads of a machine (cost.cpp, job_helpers.cpp) and of its place in the
   // network (send_time): two machines with the same key are interchangeable. The name only labels.
-  using Key = std::tuple<int64_t, double, double, double, double, std::string, std::string>;
-  std::map<Key, int64_t> ids;
-  std::vector<int64_t> cls(machines_.size());
+  // Regional: the network key is the region and access latency. Explicit: a hash of the
+  // machine's pairs as a multiset, then an exact comparison of the two rows (below).
+  using Key = std::tuple<int64_t, double, uint64_t, double, double, double, std::string, std::string>;
+  std::vector<uint64_t> pairs_hash(n, 0);
+  bool comparable = true;  // explicit: rows decide only where the tables are symmetric
+  if (!regional_) {
+    for (size_t i = 0; i < n && comparable; ++i)
+      for (size_t j = i + 1; j < n && comparable; ++j) {
+        const size_t ij = i * n + j, ji = j * n + i;
+        comparable = latency_s_[ij] == latency_s_[ji] && bandwidth_Bps_[ij] == bandwidth_Bps_[ji] &&
+                     direct_[ij] == direct_[ji];
+      }
+    for (size_t i = 0; i < n && comparable; ++i)
+      for (size_t k = 0; k < n; ++k)
+        if (k != i)
+          pairs_hash[i] += mix64(bits_of(latency_s_[i * n + k]) ^ mix64(bits_of(bandwidth_Bps_[i * n + k]) + direct_[i * n + k]));
+  }
+  // Explicit i and r with the same key: the same latency, bandwidth and link to every third
+  // machine. With symmetric tables that makes swapping them change no pair's parameters.
+  const auto same_pairs = [&](size_t i, size_t r) {
+    for (size_t k = 0; k < n; ++k) {
+      if (k == i || k == r) continue;
+      const size_t a = i * n + k, b = r * n + k;
+      if (latency_s_[a] != latency_s_[b] || bandwidth_Bps_[a] != bandwidth_Bps_[b] || direct_[a] != direct_[b]) return false;
+    }
+    return true;
+  };
+  std::map<Key, std::vector<int64_t>> by_key;  // -> the classes with that key
+  std::vector<int64_t> cls(n);
   std::vector<std::vector<int64_t>> members;
-  for (size_t i = 0; i < machines_.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const Machine& m = machines_[i];
-    const auto [it, added] = ids.emplace(Key{net_.region[i], access_s_[i], m.memory_gb, m.tflops, m.gpus, m.gpu, m.region},
-                                         static_cast<int64_t>(members.size()));
-    if (added) members.emplace_back();
-    cls[i] = it->second;
-    members[static_cast<size_t>(it->second)].push_back(static_cast<int64_t>(i));
+    std::vector<int64_t>& candidates =
+        by_key[regional_ ? Key{net_.region[i], access_s_[i], 0, m.memory_gb, m.tflops, m.gpus, m.gpu, m.region}
+                         : Key{comparable ? 0 : static_cast<int64_t>(i) + 1, 0.0, pairs_hash[i], m.memory_gb, m.tflops,
+                               m.gpus, m.gpu, m.region}];
+    int64_t k = -1;
+    for (int64_t cand : candidates)
+      if (regional_ || same_pairs(i, static_cast<size_t>(members[static_cast<size_t>(cand)].front()))) {
+        k = cand;
+        break;
+      }
+    if (k < 0) {
+      k = static_cast<int64_t>(members.size());
+      members.emplace_back();
+      if (candidates.size() < kMaxClassesCompared) candidates.push_back(k);
+    }
+    cls[i] = k;
+    members[static_cast<size_t>(k)].push_back(static_cast<int64_t>(i));
   }
   class_of_ = std::move(cls);
   class_members_ = std::move(members);

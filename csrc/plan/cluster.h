@@ -130,12 +130,15 @@ class Cluster {
     return nearest_other_latency_s_[k] + bytes / widest_other_Bps_[k];
   }
 
-  // Machines no layout can tell apart: a regional cluster's machines with the same region,
-  // access latency, GPU type and count, memory and throughput have the same send time to every
-  // other machine and the same cost for every stage, so any layout on one maps onto the other
-  // at the same cost (best_pipeline lays a group out on its classes' first members, the
-  // Evaluator caches per class count). An explicit cluster's machines are each their own class.
-  // machine_class(i) in [0, classes()); class_members(k) ascending.
+  // Machines no layout can tell apart: two machines with the same memory, throughput, GPU type
+  // and count and region name, and the same place in the network, have the same send time to
+  // every other machine and the same cost for every stage, so any layout on one maps onto the
+  // other at the same cost (best_pipeline lays a group out on its classes' first members, the
+  // Evaluator caches per class count). The same place: on a regional cluster the same region and
+  // access latency; on an explicit one the same latency, bandwidth and direct link to every third
+  // machine, after routing (where the pair tables are not symmetric, every machine is its own
+  // class). machine_class(i) in [0, classes()), numbered in order of first member;
+  // class_members(k) ascending.
   int64_t machine_class(int64_t i) const { return class_of_[static_cast<size_t>(i)]; }
   int64_t classes() const { return static_cast<int64_t>(class_members_.size()); }
   const std::vector<int64_t>& class_members(int64_t k) const { return class_members_[static_cast<size_t>(k)]; }
@@ -158,7 +161,7 @@ class Cluster {
   [[noreturn]] void throw_out_of_range(const char* what, int64_t i, int64_t j) const;
   [[noreturn]] static void throw_bad_bytes(double bytes);
   void route(int64_t n, std::vector<double>& lat, std::vector<double>& bw, const std::vector<uint8_t>& direct) const;
-  void find_interchangeable();  // regional clusters; an explicit one: every machine its own class
+  void find_interchangeable();  // after the pair tables are built (explicit) or routed
   std::vector<Machine> machines_;
   std::vector<Link> links_;
   MissingLinkRule rule_;

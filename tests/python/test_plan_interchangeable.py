@@ -1,11 +1,13 @@
 """Interchangeable machines through the bindings: on a generated measured cluster (no access
-latency of its own per machine, so a region's machines with the same GPUs are alike) two groups
+latency of its own per machine, so a region's machines with the same GPUs are alike), and on the
+same cluster expanded into explicit links (``to_spec()``, as a networkx graph gives them), two groups
 with as many machines of each kind get the same job time, each laid out on its own machines, and
 planning on such a cluster gives plans whose groups are the machines they name."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hulk import _core
 from hulk.plan import generate, models, planners
@@ -31,11 +33,12 @@ def _same_kinds_elsewhere(c, group, rng):
     return sorted(out)
 
 
-def test_groups_with_as_many_machines_of_each_kind_get_the_same_time_on_their_own_machines():
+@pytest.mark.parametrize("network", ["regional", "explicit"])
+def test_groups_with_as_many_machines_of_each_kind_get_the_same_time_on_their_own_machines(network):
     rng = np.random.default_rng(20261129)
     c = generate.generate_cluster(60, seed=11, mode="measured", machines_per_region=(4, 9),
                                   gpu_mix={"A100 80GB": 1, "V100 32GB": 1})
-    core = c.to_core()
+    core = (c if network == "regional" else c.to_spec()).to_core()
     moved = 0
     for name in ("OPT-175B", "BERT-large", "T5-11B"):
         spec = models.get(name).to_core()
