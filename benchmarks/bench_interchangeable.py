@@ -31,7 +31,6 @@ and cluster / twin makespan.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime
 import math
@@ -48,7 +47,6 @@ import hulk.plan as hp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_plan_anytime as anytime  # noqa: E402  (the same clusters, job sets and results file format)
-from results_file import report_section  # noqa: E402
 
 TWIN_MS = 1e-4  # machine i of n: access latency + this x (1 + i / n), no two machines alike
 _MOVES = re.compile(r"(\d+) local-search moves")
@@ -144,34 +142,22 @@ def report_lines(rows: list, meta: list) -> list:
 
 
 def report(args) -> None:
-    rows, meta = anytime.read_results(args.results)
-    if not rows:
-        sys.exit(f"{args.results}: no plans to report")
-    report_section("bench_interchangeable", args.results, "## Interchangeable machines: Search with layouts shared and on a distinct twin ({stem}.jsonl)",
-                   report_lines(rows, meta), args.write, anytime.kept_notes)
+    anytime.side_report(args, "bench_interchangeable",
+                        "## Interchangeable machines: Search with layouts shared and on a distinct twin ({stem}.jsonl)",
+                        report_lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--results", required=True, help="the JSONL file runs are appended to (and read by --report)")
-    ap.add_argument("--report", action="store_true", help="render the table from --results and plan nothing")
-    ap.add_argument("--write", metavar="RESULTS.md", help="with --report: write the section into this file")
-    ap.add_argument("--sizes", type=anytime._ints, default=[47, 200])
-    ap.add_argument("--instances", type=int, default=5, help="generated clusters per size (default 5)")
-    ap.add_argument("--first-instance", type=int, default=493, help="the first instance k (default 493)")
-    ap.add_argument("--job-sets", type=anytime._choices(tuple(anytime.JOB_SETS)), default=list(anytime.DEFAULT_JOB_SETS))
+    ap = anytime.side_parser(__doc__, sizes=[47, 200], instances=5, first_instance=493)
     ap.add_argument("--moves", type=int, default=3000, help="Search's move cap for the speed runs (default 3000)")
     ap.add_argument("--budget", type=float, default=1.0, help="Search's budget for the fixed-time runs (default 1 s)")
     ap.add_argument("--seed", type=int, default=0, help="Search's seed (default 0)")
     ap.add_argument("--explicit", action="store_true",
                     help="expand cluster and twin into explicit clusters (one link per machine pair) first")
     args = ap.parse_args(argv)
-    if args.instances < 1 or args.first_instance < 0 or args.moves < 1 or not args.budget > 0:
-        ap.error("--instances, --moves and --budget must be positive and --first-instance >= 0")
-    if args.write and not args.report:
-        ap.error("--write goes with --report")
-    report(args) if args.report else run(args)
-    return 0
+    if args.moves < 1 or not args.budget > 0:
+        ap.error(f"--moves and --budget must be positive, got {args.moves} and {args.budget}")
+    return anytime.side_run(ap, args, run, report)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ from hulk._device import uses_openblas
 from hulk.plan import cluster_spec, generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import write_section  # noqa: E402
+from results_file import report_section, write_section  # noqa: E402
 
 BEGIN, END = "<!-- bench_plan_anytime:begin -->", "<!-- bench_plan_anytime:end -->"
 
@@ -662,6 +662,42 @@ def _choices(allowed):
             raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {list(allowed)}, got {text!r}")
         return v
     return parse
+
+
+def side_parser(doc: str, sizes: list, instances: int, first_instance: int) -> argparse.ArgumentParser:
+    """The arguments the scripts built on these clusters share (bench_interchangeable,
+    bench_plan_thread, bench_repair): the results file, --report / --write, sizes, instances, job sets."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", required=True, help="the JSONL file runs are appended to (and read by --report)")
+    ap.add_argument("--report", action="store_true", help="render the table from --results and plan nothing")
+    ap.add_argument("--write", metavar="RESULTS.md", help="with --report: write the section into this file")
+    ap.add_argument("--sizes", type=_ints, default=list(sizes))
+    ap.add_argument("--instances", type=int, default=instances,
+                    help=f"generated clusters per mode and size (default {instances})")
+    ap.add_argument("--first-instance", type=int, default=first_instance,
+                    help=f"the first instance k (default {first_instance})")
+    ap.add_argument("--job-sets", type=_choices(tuple(JOB_SETS)), default=list(DEFAULT_JOB_SETS))
+    return ap
+
+
+def side_run(ap: argparse.ArgumentParser, args, run, report) -> int:
+    """A side script's checks of side_parser's arguments, then ``report(args)`` with --report,
+    else ``run(args)``."""
+    if args.instances < 1 or args.first_instance < 0:
+        ap.error("--instances must be >= 1 and --first-instance >= 0")
+    if args.write and not args.report:
+        ap.error("--write goes with --report")
+    report(args) if args.report else run(args)
+    return 0
+
+
+def side_report(args, script: str, title: str, report_lines) -> None:
+    """A side script's --report: its section of ``args.results`` (``report_lines(rows, meta)``
+    under ``title``), hand notes kept, written into ``args.write`` when given."""
+    rows, meta = read_results(args.results)
+    if not rows:
+        sys.exit(f"{args.results}: no plans to report")
+    report_section(script, args.results, title, report_lines(rows, meta), args.write, kept_notes)
 
 
 def main(argv=None) -> int:

@@ -23,7 +23,6 @@ core; the header names the machine's CPUs. Every plan is one JSON line appended 
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import math
 import sys
@@ -37,7 +36,6 @@ import hulk.plan as hp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_plan_anytime as anytime  # noqa: E402  (the same clusters, job sets and results file format)
-from results_file import report_section  # noqa: E402
 
 PLANNERS = ("search", "hulk", "hulk+search", "search x2")
 CHALLENGERS = ("hulk", "hulk+search", "search x2")
@@ -162,34 +160,18 @@ def report_lines(rows: list, meta: list) -> list:
 
 
 def report(args) -> None:
-    rows, meta = anytime.read_results(args.results)
-    if not rows:
-        sys.exit(f"{args.results}: no plans to report")
-    report_section("bench_plan_thread", args.results, "## Hulk with Search in a second thread ({stem}.jsonl)",
-                   report_lines(rows, meta), args.write, anytime.kept_notes)
+    anytime.side_report(args, "bench_plan_thread", "## Hulk with Search in a second thread ({stem}.jsonl)", report_lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--results", required=True, help="the JSONL file plans are appended to (and read by --report)")
-    ap.add_argument("--report", action="store_true", help="render the table from --results and plan nothing")
-    ap.add_argument("--write", metavar="RESULTS.md", help="with --report: write the section into this file")
-    ap.add_argument("--sizes", type=anytime._ints, default=[47, 200, 1000, 5000])
-    ap.add_argument("--instances", type=int, default=3, help="generated clusters per mode and size (default 3)")
-    ap.add_argument("--first-instance", type=int, default=453, help="the first instance k (default 453)")
+    ap = anytime.side_parser(__doc__, sizes=[47, 200, 1000, 5000], instances=3, first_instance=453)
     ap.add_argument("--budgets", type=anytime._floats, default=list(BUDGETS))
     ap.add_argument("--modes", type=anytime._choices(anytime.MODES), default=list(anytime.MODES))
-    ap.add_argument("--job-sets", type=anytime._choices(tuple(anytime.JOB_SETS)), default=list(anytime.DEFAULT_JOB_SETS))
     ap.add_argument("--measured-regime", choices=tuple(anytime.MEASURED_REGIMES), default="small-regions")
     ap.add_argument("--no-bundled", dest="bundled", action="store_false", help="skip the bundled 47-server cluster")
     ap.add_argument("--seed", type=int, default=0, help="the planners' seed (default 0; search x2 adds seed + 1)")
     args = ap.parse_args(argv)
-    if args.instances < 1 or args.first_instance < 0:
-        ap.error("--instances must be >= 1 and --first-instance >= 0")
-    if args.write and not args.report:
-        ap.error("--write goes with --report")
-    report(args) if args.report else run(args)
-    return 0
+    return anytime.side_run(ap, args, run, report)
 
 
 if __name__ == "__main__":

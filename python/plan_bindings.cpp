@@ -332,9 +332,9 @@ void bind_plan(py::module_& m) {
     check_group(c, group);
     return job_to_dict(bottleneck_pipeline(c, model, group));
   });
-  m.def("repair_without", [](const Cluster& c, const Plan& p, int64_t failed) {
-    return repair_to_tuple(repair_without(c, p, failed));
-  });
+  m.def("repair_without", [](const Cluster& c, const Plan& p, int64_t failed, bool shorten) {
+    return repair_to_tuple(repair_without(c, p, failed, shorten));
+  }, py::arg("cluster"), py::arg("plan"), py::arg("failed"), py::arg("shorten") = true);
   m.def("repair_with", [](const Cluster& c, const Plan& p, const std::string& name, const std::string& region,
                           double memory_gb, double tflops, const std::vector<int64_t>& a,
                           const std::vector<int64_t>& b, const std::vector<double>& latency_ms,

@@ -210,8 +210,11 @@ struct Repair {
 };
 // Machine `failed` leaves: its job is re-planned on its remaining machines, taking the
 // closest idle machines (then surplus machines of other jobs) if memory runs short; other
-// jobs keep their machines.
-Repair repair_without(const Cluster& c, const Plan& p, int64_t failed);
+// jobs keep their machines. Then, for Hulk's and Search's plans (concurrent, no job waiting)
+// whose makespan grew, and with `shorten`, the descent on the job that finishes last
+// (descent.h, at most 1 s) takes idle or other jobs' machines while that shortens the
+// makespan; a note says so. Without it, only the hit job changes.
+Repair repair_without(const Cluster& c, const Plan& p, int64_t failed, bool shorten = true);
 // A new machine joins: it goes to the job whose iteration time it shortens most (or idle).
 Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new);
 

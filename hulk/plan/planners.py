@@ -84,13 +84,21 @@ class Plan:
                     out[m] = k
         return out
 
-    def without(self, machine: int) -> "Plan":
+    def without(self, machine: int, shorten: bool = True) -> "Plan":
         """The plan repaired after ``machine`` fails (indices above it shift down by one);
-        ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time."""
+        ``moved`` lists machines whose job changed, ``repair_s`` the repair's wall time.
+
+        The job that lost the machine is laid out again on its other machines, taking idle ones
+        (then other jobs' spare ones) only if it no longer fits. With ``shorten`` (the default),
+        where that leaves Hulk's or Search's plan longer than before, machines then move to the
+        job that finishes last (idle ones or other jobs') while that shortens the makespan (at
+        most 1 s); ``shorten=False`` changes only the hit job."""
         n = len(self.cluster)
         if not is_int(machine) or not 0 <= machine < n:
             raise InputError(f"machine must be an index in [0, {n}), got {machine!r}")
-        core_plan, core_cluster, moved, seconds = _core.plan.repair_without(self._cluster, self._plan, machine)
+        if not isinstance(shorten, bool):
+            raise InputError(f"shorten must be True or False, got {shorten!r}")
+        core_plan, core_cluster, moved, seconds = _core.plan.repair_without(self._cluster, self._plan, machine, shorten)
         return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
 
     def with_machine(self, machine: dict, links: Sequence[dict]) -> "Plan":

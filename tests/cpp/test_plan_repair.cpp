@@ -104,4 +104,77 @@ TEST(PlanRepair, RepairsEveryKindOfPlan) {
   }
 }
 
+// Disjoint groups, each machine in range: a concurrent plan's invariant.
+void expect_disjoint(const Repair& r) {
+  std::set<int64_t> seen;
+  for (const auto& j : r.plan.jobs)
+    for (int64_t x : j.machines()) {
+      EXPECT_LT(x, r.cluster.size());
+      EXPECT_TRUE(seen.insert(x).second) << "machine " << x << " in two jobs";
+    }
+}
+
+TEST(PlanRepair, AJobLeftOnOneMachineTakesAnotherFromTheJobThatHasMany) {
+  // Region A: 0..5 (fast links), region B: 6..7. Job "wide" on 0..5, job "pair" on 6, 7. When
+  // machine 7 fails, "pair" runs on 6 alone and finishes last by far; one of "wide"'s machines
+  // costs "wide" little.
+  const Cluster c = two_regions({16, 16, 16, 16, 16, 16}, {16, 16});
+  const std::vector<ModelSpec> jobs{model("wide", 12, 5e7, 32, 40), model("pair", 12, 5e7, 32, 40)};
+  Plan p = plan_assignment(c, jobs, {0, 0, 0, 0, 0, 0, 1, 1});
+  ASSERT_TRUE(p.feasible());
+  p.planner = "search";  // shortened only for Hulk's and Search's plans
+  const Repair kept = repair_without(c, p, 7, /*shorten=*/false);
+  const Repair shortened = repair_without(c, p, 7);
+  ASSERT_TRUE(kept.plan.feasible());
+  ASSERT_TRUE(shortened.plan.feasible());
+  EXPECT_EQ(kept.plan.jobs[1].machines(), (std::vector<int64_t>{6}));
+  EXPECT_GT(kept.plan.makespan_s, p.makespan_s);
+  EXPECT_LT(shortened.plan.makespan_s, kept.plan.makespan_s);
+  EXPECT_GT(shortened.plan.jobs[1].machines().size(), 1u);
+  EXPECT_TRUE(has_note(shortened.plan, "of the machines of the job that finished last shortened the makespan"));
+  EXPECT_FALSE(has_note(kept.plan, "shortened the makespan"));
+  expect_disjoint(shortened);
+  // moved names the machines that changed job: the ones "pair" took, and no more than changed
+  std::set<int64_t> took;
+  for (int64_t x : shortened.plan.jobs[1].machines())
+    if (x != 6) took.insert(x);
+  for (int64_t x : took) EXPECT_TRUE(std::find(shortened.moved.begin(), shortened.moved.end(), x) != shortened.moved.end()) << x;
+  // Each job's cost is its own layout's.
+  for (const auto& j : shortened.plan.jobs)
+    EXPECT_EQ(pipeline_cost(shortened.cluster, j.model, j.replicas).iteration_s, j.cost.iteration_s);
+  // A plan of another planner is left as the hit job's repair made it.
+  p.planner = "assignment";
+  const Repair other = repair_without(c, p, 7);
+  EXPECT_EQ(other.plan.makespan_s, kept.plan.makespan_s);
+  EXPECT_EQ(other.moved, kept.moved);
+}
+
+TEST(PlanRepair, ShorteningNeverLengthensAndLeavesAPlanThatDidNotGrowAlone) {
+  std::mt19937_64 rng(20261129);
+  const std::vector<ModelSpec> jobs = two_small_jobs();
+  int shortened = 0, untouched = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const Cluster c = random_regional(rng, 8 + static_cast<int>(rng() % 14), 2 + static_cast<int>(rng() % 3), trial % 3,
+                                      MissingLinkRule::Route);
+    const Plan p = plan_search(c, jobs, moves(300));
+    if (!p.feasible()) continue;
+    for (int64_t failed = 0; failed < c.size(); ++failed) {
+      const Repair kept = repair_without(c, p, failed, false), r = repair_without(c, p, failed);
+      ASSERT_EQ(r.plan.feasible(), kept.plan.feasible()) << trial << " " << failed;
+      expect_disjoint(r);
+      if (!kept.plan.feasible()) continue;
+      EXPECT_LE(r.plan.makespan_s, kept.plan.makespan_s) << trial << " " << failed;
+      if (kept.plan.makespan_s <= p.makespan_s) {  // did not grow: only the hit job changed
+        EXPECT_EQ(r.plan.makespan_s, kept.plan.makespan_s);
+        EXPECT_EQ(r.moved, kept.moved);
+        ++untouched;
+      } else if (r.plan.makespan_s < kept.plan.makespan_s) {
+        ++shortened;
+      }
+    }
+  }
+  EXPECT_GE(shortened, 5);
+  EXPECT_GE(untouched, 5);
+}
+
 }  // namespace

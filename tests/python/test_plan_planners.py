@@ -252,7 +252,7 @@ def test_without_smallest_hulk_job(plans4, spec47):
     sizes = [len(j["machines"]) for j in p.jobs]
     k = sizes.index(min(sizes))
     m = p.jobs[k]["machines"][0]
-    q = p.without(m)
+    q = p.without(m, shorten=False)  # only the hit job changes (shortening: the test below)
     assert isinstance(q, planners.Plan) and q.planner == "hulk"
     assert len(q.cluster.machines) == 46 and len(spec47.machines) == 47
     assert q.feasible, q.notes
@@ -282,6 +282,47 @@ def test_without_moved_matches_assignment_change_bundled(plans4, name):
         new = _assignment(q, 46)
         changed = [i for i in range(46) if old[i] != new[i]]
         assert sorted(q.moved) == changed, (m, q.moved, changed)
+
+
+def _regions_graph():
+    """A user's cluster: 4 regions x 6 identical 8-GPU A100 servers, links from region-level
+    one-way latencies (half the RTT) at 5 Gbit/s between regions, 100 Gbit/s within."""
+    rtt = {("Frankfurt", "Virginia"): 45, ("Frankfurt", "Tokyo"): 115, ("Frankfurt", "Sydney"): 140,
+           ("Virginia", "Tokyo"): 75, ("Virginia", "Sydney"): 100, ("Tokyo", "Sydney"): 55}
+    G = nx.Graph()
+    for r in ("Frankfurt", "Virginia", "Tokyo", "Sydney"):
+        for i in range(6):
+            G.add_node(f"{r}-{i}", region=r, gpu="A100 80GB", gpus=8, memory_gb=640)
+    nodes = list(G.nodes(data="region"))
+    for a, (u, ru) in enumerate(nodes):
+        for v, rv in nodes[a + 1:]:
+            lat = 0.05 if ru == rv else rtt.get((ru, rv), rtt.get((rv, ru))) / 2
+            G.add_edge(u, v, latency_ms=lat, bandwidth_gbps=100 if ru == rv else 5)
+    return G
+
+
+def test_without_shortens_a_repair_that_left_the_makespan_longer():
+    spec = cluster_spec.from_networkx(_regions_graph())
+    p = planners.plan(spec, PAPER4, "search", time_limit_s=600, max_iterations=1500, seed=0)
+    assert p.feasible, p.notes
+    shortened = 0
+    for m in sorted({min(j["machines"]) for j in p.jobs}):  # each job loses one machine
+        kept, q = p.without(m, shorten=False), p.without(m)
+        assert kept.feasible and q.feasible
+        _check_plan(q, q.cluster, PAPER4)
+        assert q.makespan_s <= kept.makespan_s
+        new = _assignment(q, 23)
+        old = _assignment(p, 24)
+        del old[m]
+        assert sorted(q.moved) == [i for i in range(23) if old[i] != new[i]]
+        if kept.makespan_s <= p.makespan_s:  # the repair did not lengthen the plan: nothing more moves
+            assert q.moved == kept.moved and q.makespan_s == kept.makespan_s
+        elif q.makespan_s < kept.makespan_s:
+            shortened += 1
+            assert any("of the job that finished last shortened the makespan" in n for n in q.notes)
+    assert shortened >= 1  # T5-11B or a small job left on one server finishes last by far
+    with pytest.raises(ValueError, match="shorten"):
+        p.without(0, shorten="yes")
 
 
 def test_with_machine_hulk(plans4):
