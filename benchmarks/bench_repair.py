@@ -12,6 +12,12 @@ without it, side by side:
   the job that finishes last while that shortens it (Hulk's and Search's plans);
 * *afresh*: the same planner at the same budget on the smaller cluster, the reference.
 
+Where the cluster takes new machines (explicit clusters: the bundled one, and generated ones with
+``--explicit``, expanded into one link per machine pair), the machine then joins the fresh plan
+again (``afresh.with_machine``, its own fields and links), and that plan is compared with the
+first plan, made at the same budget on the whole cluster: how well a join keeps up with planning
+again.
+
 The report gives per cluster kind and size the mean and worst of each repair's makespan over
 the fresh plan's, how often the repair left the makespan more than 5% longer than that, the
 machines each repair moved and its wall time.
@@ -37,6 +43,20 @@ import bench_plan_anytime as anytime  # noqa: E402  (the same clusters, job sets
 GREW = 1.05  # a repair "leaves the makespan longer" when it is over this times the fresh plan's
 
 
+def machine_and_links(spec, x: int) -> tuple:
+    """Machine ``x`` of an explicit cluster as ``with_machine`` takes it after ``spec.without(x)``:
+    its fields, and its links with the other ends' indices shifted past ``x``."""
+    keys = ("name", "region", "memory_gb", "gpu", "gpus", "tflops")
+    machine = {k: v for k, v in spec.machines[x].items() if k in keys and v is not None}
+    links = []
+    for link in spec.links:
+        if x in (link["a"], link["b"]):
+            other = link["b"] if link["a"] == x else link["a"]
+            links.append({"to": other - (other > x), "latency_ms": link["latency_ms"],
+                          "bandwidth_gbps": link["bandwidth_gbps"]})
+    return machine, links
+
+
 def failures(plan) -> list:
     """Per job with machines, its lowest-numbered machine, each once, ascending."""
     return sorted({min(j["machines"]) for j in plan.jobs if j["machines"]})
@@ -58,7 +78,10 @@ def run(args) -> None:
                 if meta is not None:
                     anytime.append(args.results, meta)
                     meta = None
-                cluster = cluster or make()
+                if cluster is None:
+                    cluster = make()
+                    if args.explicit and not cluster.accepts_new_machines:
+                        cluster = cluster.to_spec()
                 plan = hp.plan(cluster, jobs, planner, time_limit_s=args.budget, seed=args.seed)
                 if not plan.feasible:
                     print(f"{mode} {n} #{k} {set_name} {planner}: no feasible plan to repair", flush=True)
@@ -74,6 +97,10 @@ def run(args) -> None:
                            "shortened_s": shortened.makespan_s if shortened.feasible else None,
                            "shortened_moved": len(shortened.moved), "shortened_repair_s": shortened.repair_s,
                            "afresh_s": afresh.makespan_s if afresh.feasible else None}
+                    if cluster.accepts_new_machines and afresh.feasible:
+                        joined = afresh.with_machine(*machine_and_links(cluster, x))
+                        row.update(joined_s=joined.makespan_s if joined.feasible else None,
+                                   joined_moved=len(joined.moved), joined_repair_s=joined.repair_s)
                     anytime.append(args.results, row)
                     ratio = (lambda v: f"{v / afresh.makespan_s:.3f}" if v and afresh.feasible else "-")  # noqa: E731
                     print(f"{mode:>8} {n:>4} #{k} {set_name:>16} {planner:>6} machine {x:>4}: kept "
@@ -115,6 +142,22 @@ def report_lines(rows: list, meta: list) -> list:
                          for s in ("kept", "shortened"))
         lines.append(f"| {mode} | {n} | {planner} | {len(c['failures'])} | {mw(c['kept'])} | {over['kept']} | "
                      f"{mw(c['shortened'])} | {over['shortened']} | {moved} | {secs} |")
+    joins = defaultdict(list)
+    for r in rows:
+        if r.get("joined_s") is not None and r.get("makespan_s"):
+            joins[(r["mode"], r["n"], r["planner"])].append(r)
+    if joins:
+        lines += ["", "Joins: the failed machine joins the fresh plan on the smaller cluster again; its makespan over the "
+                  "plan made at the same budget on the whole cluster: mean / worst, the joins over "
+                  f"{GREW:g}x, and those that shortened the fresh plan.", "",
+                  "| cluster | machines | planner | joins | joined / whole | over | shortened | moved | time |",
+                  "|---|---:|---|---:|---:|---:|---:|---|---|"]
+        for (mode, n, planner), rs in sorted(joins.items()):
+            ratios = [r["joined_s"] / r["makespan_s"] for r in rs]
+            shorter = sum(r["joined_s"] < r["afresh_s"] for r in rs)
+            lines.append(f"| {mode} | {n} | {planner} | {len(rs)} | {mw(ratios)} | {sum(x > GREW for x in ratios)} | "
+                         f"{shorter} | {sum(r['joined_moved'] for r in rs) / len(rs):.1f} / {max(r['joined_moved'] for r in rs)} | "
+                         f"{sum(r['joined_repair_s'] for r in rs) / len(rs):.3f} / {max(r['joined_repair_s'] for r in rs):.3f} s |")
     return lines
 
 
@@ -129,6 +172,8 @@ def main(argv=None) -> int:
     ap.add_argument("--planners", type=anytime._choices(("hulk", "search")), default=["hulk", "search"])
     ap.add_argument("--budget", type=float, default=1.0, help="each plan's time limit, s (default 1)")
     ap.add_argument("--seed", type=int, default=0, help="the planners' seed (default 0)")
+    ap.add_argument("--explicit", action="store_true",
+                    help="expand generated clusters into explicit ones (one link per machine pair), so that joins run too")
     args = ap.parse_args(argv)
     args.measured_regime = "small-regions"
     if not args.budget > 0:

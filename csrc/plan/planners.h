@@ -215,7 +215,8 @@ struct Repair {
 // (descent.h, at most 1 s) takes idle or other jobs' machines while that shortens the
 // makespan; a note says so. Without it, only the hit job changes.
 Repair repair_without(const Cluster& c, const Plan& p, int64_t failed, bool shorten = true);
-// A new machine joins: it goes to the job whose iteration time it shortens most (or idle).
+// A new machine joins: of the jobs it speeds up, it goes to the one that leaves the shortest
+// makespan, then the one whose time it shortens most (or stays idle).
 Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new);
 
 }  // namespace hulk::plan

@@ -218,16 +218,29 @@ Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std:
     const double before = job_time(np.jobs[j]), after = job_time(with_x[j]);
     gain[j] = after < before ? (std::isfinite(before) ? before - after : kInf) : 0;
   }
-  // Concurrent plans: the one job that gains most. Sequential plans: every job runs on the
-  // whole cluster in turn, so each job that gains takes it.
+  // Concurrent plans: of the jobs that gain, the one that leaves the shortest makespan (the
+  // job that finishes last, when the newcomer speeds it up), then the one that gains most.
+  // Gain alone sent the newcomer to a job that then finished a little sooner, while the job that
+  // decides the makespan kept its time. Sequential plans: every job runs on the whole cluster in
+  // turn, so each job that gains takes it.
   std::vector<size_t> takers;
   if (p.sequential) {
     for (size_t j = 0; j < np.jobs.size(); ++j)
       if (gain[j] > 0) takers.push_back(j);
   } else {
     size_t best = np.jobs.size();
-    for (size_t j = 0; j < np.jobs.size(); ++j)
-      if (gain[j] > 0 && (best == np.jobs.size() || gain[j] > gain[best])) best = j;
+    double best_makespan = kInf;
+    for (size_t j = 0; j < np.jobs.size(); ++j) {
+      if (!(gain[j] > 0)) continue;
+      Plan trial = np;
+      trial.jobs[j] = with_x[j];
+      trial.schedule(waits);
+      const double makespan = trial.makespan_s;
+      if (best == np.jobs.size() || makespan < best_makespan || (makespan == best_makespan && gain[j] > gain[best])) {
+        best = j;
+        best_makespan = makespan;
+      }
+    }
     if (best < np.jobs.size()) takers.push_back(best);
   }
   const std::string label = nc.label(x);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "csrc/plan/job_helpers.h"
 #include "csrc/plan/planners.h"
 #include "tests/cpp/plan_fixtures.h"
 
@@ -18,6 +19,7 @@ namespace {
 
 using namespace hulk::plan;
 using namespace plan_fixtures;
+using hulk::plan::detail::job_time;
 
 TEST(PlanRepair, WithoutKeepsOtherJobsMachines) {
   // Region A: 0..3, region B: 4..6. Job 0 on {0, 1}, job 1 on {4, 5}; 2, 3, 6 idle.
@@ -175,6 +177,50 @@ TEST(PlanRepair, ShorteningNeverLengthensAndLeavesAPlanThatDidNotGrowAlone) {
   }
   EXPECT_GE(shortened, 5);
   EXPECT_GE(untouched, 5);
+}
+
+TEST(PlanRepair, ANewMachineGoesWhereItLeavesTheShortestMakespan) {
+  // Reference: each job that the newcomer speeds up (it gets a stage and the job's time drops)
+  // is a candidate; the repair's makespan is the least a candidate leaves (then the larger
+  // gain), or the plan's own when there is none.
+  std::mt19937_64 rng(20261129);
+  // Large batches: compute-bound jobs, which a fast machine speeds up.
+  const std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 512, 50), model("j1", 6, 2e7, 1024, 80), model("j2", 3, 4e7, 512, 200)};
+  int joined_last = 0, checked = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const Cluster c = random_linked(rng, 6 + static_cast<int>(rng() % 8));
+    const Plan p = plan_search(c, jobs, moves(200, static_cast<uint64_t>(trial)));
+    if (!p.feasible() || p.sequential) continue;
+    const int64_t x = c.size();
+    std::vector<Link> links;
+    for (int64_t i = 0; i < c.size(); ++i)
+      links.push_back({i, x, 0.5 + 10.0 * static_cast<double>(rng() % 100) / 100.0, 1.0 + static_cast<double>(rng() % 100) / 5.0});
+    // A fast machine, close to everyone: it speeds up most jobs, so the choice between them matters.
+    const Machine m{"new", "R", 8.0 + static_cast<double>(rng() % 9), 200.0 + static_cast<double>(rng() % 400), "", 1};
+    const Repair r = repair_with(c, p, m, links);
+    double want = p.makespan_s;
+    int64_t last = -1;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (last < 0 || job_time(p.jobs[j]) > job_time(p.jobs[static_cast<size_t>(last)])) last = static_cast<int64_t>(j);
+      std::vector<int64_t> g = p.jobs[j].machines();
+      g.push_back(x);
+      std::sort(g.begin(), g.end());
+      const JobPlan with = best_pipeline(r.cluster, jobs[j], g);
+      const std::vector<int64_t> uses = with.machines();
+      if (std::find(uses.begin(), uses.end(), x) == uses.end() || !(job_time(with) < job_time(p.jobs[j]))) continue;
+      Plan trial_plan = r.plan;  // the joined cluster's indices: the old ones, x new
+      for (size_t k = 0; k < jobs.size(); ++k) trial_plan.jobs[k] = p.jobs[k];
+      trial_plan.jobs[j] = with;
+      trial_plan.schedule();
+      want = std::min(want, trial_plan.makespan_s);
+    }
+    ++checked;
+    EXPECT_DOUBLE_EQ(r.plan.makespan_s, want) << trial;
+    const std::vector<int64_t> last_uses = r.plan.jobs[static_cast<size_t>(last)].machines();
+    joined_last += std::find(last_uses.begin(), last_uses.end(), x) != last_uses.end();
+  }
+  EXPECT_GE(checked, 15);
+  EXPECT_GE(joined_last, 3);
 }
 
 }  // namespace
