@@ -338,10 +338,10 @@ void bind_plan(py::module_& m) {
   m.def("repair_with", [](const Cluster& c, const Plan& p, const std::string& name, const std::string& region,
                           double memory_gb, double tflops, const std::vector<int64_t>& a,
                           const std::vector<int64_t>& b, const std::vector<double>& latency_ms,
-                          const std::vector<double>& bandwidth_gbps, const std::string& gpu, double gpus) {
+                          const std::vector<double>& bandwidth_gbps, const std::string& gpu, double gpus, bool shorten) {
     return repair_to_tuple(repair_with(c, p, Machine{name, region, memory_gb, tflops, gpu, gpus},
-                                       make_links(a, b, latency_ms, bandwidth_gbps)));
+                                       make_links(a, b, latency_ms, bandwidth_gbps), shorten));
   }, py::arg("cluster"), py::arg("plan"), py::arg("name"), py::arg("region"), py::arg("memory_gb"), py::arg("tflops"),
      py::arg("a"), py::arg("b"), py::arg("latency_ms"), py::arg("bandwidth_gbps"), py::arg("gpu") = std::string(),
-     py::arg("gpus") = 1.0);
+     py::arg("gpus") = 1.0, py::arg("shorten") = true);
 }

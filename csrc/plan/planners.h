@@ -216,7 +216,10 @@ struct Repair {
 // makespan; a note says so. Without it, only the hit job changes.
 Repair repair_without(const Cluster& c, const Plan& p, int64_t failed, bool shorten = true);
 // A new machine joins: of the jobs it speeds up, it goes to the one that leaves the shortest
-// makespan, then the one whose time it shortens most (or stays idle).
-Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new);
+// makespan, then the one whose time it shortens most (or stays idle, and nothing changes). Then,
+// with `shorten`, the same descent as after a failure (Hulk's and Search's concurrent plans, at
+// most 1 s) moves machines to the job that finishes last while that shortens the makespan.
+Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new,
+                   bool shorten = true);
 
 }  // namespace hulk::plan

@@ -63,20 +63,23 @@ std::vector<int64_t> changed_machines(const Plan& before, const Plan& after, int
 // The descent after a repair stops by this wall time (it usually ends sooner: no move helps).
 constexpr double kRepairDescentS = 1.0;
 
-// Where the repair left the makespan longer than the plan's before the failure, and the plan is
-// Hulk's or Search's (concurrent jobs on disjoint groups, each laid out by best_pipeline, none
-// waiting), the descent on the job that finishes last (descent.h) from the repaired groups: it
-// takes idle machines or other jobs' machines, one or a few at a time, while that shortens the
-// makespan. Why: the repair above only keeps the hit job feasible, so a job that lost one of its
-// two machines runs on the other alone and can finish last by far (24 machines of four regions,
-// T5-11B on one 8-GPU server: 29.5 h against 17.9 h before the failure, 19.8 h with one of
-// OPT-175B's machines). Returns the number of the descent's steps.
-int64_t shorten_repaired(const Cluster& nc, const Plan& before, Plan& np, const std::vector<int64_t>& waits) {
+// For Hulk's and Search's plans (concurrent jobs on disjoint groups, each laid out by
+// best_pipeline, none waiting): the descent on the job that finishes last (descent.h) from the
+// repaired groups, which takes idle machines or other jobs' machines, one or a few at a time,
+// while that shortens the makespan. After a failure only where the repair left the makespan
+// longer than the plan's before (`only_if_longer`). Why: the repair only keeps the hit job
+// feasible, so a job that lost one of its two machines runs on the other alone and can finish
+// last by far (24 machines of four regions, T5-11B on one 8-GPU server: 29.5 h against 17.9 h
+// before the failure, 19.8 h with one of OPT-175B's machines); and a joining machine alone
+// rarely shortens the job that finishes last (fresh k = 511-513: the makespan unchanged in 170
+// of 182 joins). Returns the number of the descent's steps.
+int64_t shorten_repaired(const Cluster& nc, const Plan& before, Plan& np, const std::vector<int64_t>& waits,
+                         bool only_if_longer) {
   if (before.sequential || (before.planner != "hulk" && before.planner != "search")) return 0;
   if (std::any_of(waits.begin(), waits.end(), [](int64_t w) { return w >= 0; })) return 0;
   for (const JobPlan& jp : np.jobs)
     if (jp.strategy != Strategy::Pipeline || !jp.cost.feasible) return 0;
-  if (!(score_of(before).makespan < score_of(np).makespan)) return 0;
+  if (only_if_longer && !(score_of(before).makespan < score_of(np).makespan)) return 0;
   std::vector<int64_t> assign(static_cast<size_t>(nc.size()), -1);
   std::vector<ModelSpec> jobs;
   for (size_t j = 0; j < np.jobs.size(); ++j) {
@@ -189,7 +192,7 @@ Repair repair_without(const Cluster& c, const Plan& p, int64_t failed, bool shor
     np.jobs[j] = std::move(jp);
   }
   np.schedule(waits);
-  if (shorten) shorten_repaired(nc, p, np, waits);
+  if (shorten) shorten_repaired(nc, p, np, waits, /*only_if_longer=*/true);
   r.moved = changed_machines(p, np, nc.size(), [&](int64_t x) { return x == failed ? int64_t{-1} : shift(x); });
   np.schedule(waits);
   r.seconds = seconds_since(t0);
@@ -197,7 +200,7 @@ Repair repair_without(const Cluster& c, const Plan& p, int64_t failed, bool shor
   return r;
 }
 
-Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new) {
+Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std::vector<Link>& links_to_new, bool shorten) {
   const auto t0 = Clock::now();
   Repair r{p, c.with_machine(m, links_to_new), {}, 0};
   Plan& np = r.plan;
@@ -249,6 +252,8 @@ Repair repair_with(const Cluster& c, const Plan& p, const Machine& m, const std:
     np.notes.push_back(label + " joined job " + std::to_string(j));
   }
   if (takers.empty()) np.notes.push_back(label + " joined and stays idle (no job gets faster with it)");
+  np.schedule(waits);
+  if (shorten && !takers.empty()) shorten_repaired(nc, p, np, waits, /*only_if_longer=*/false);  // an idle newcomer changes nothing
   r.moved = changed_machines(p, np, nc.size(), [](int64_t old) { return old; });
   np.schedule(waits);
   r.seconds = seconds_since(t0);

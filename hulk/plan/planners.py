@@ -101,17 +101,25 @@ class Plan:
         core_plan, core_cluster, moved, seconds = _core.plan.repair_without(self._cluster, self._plan, machine, shorten)
         return self._repaired(core_plan, core_cluster, self.cluster.without(machine), moved, seconds)
 
-    def with_machine(self, machine: dict, links: Sequence[dict]) -> "Plan":
+    def with_machine(self, machine: dict, links: Sequence[dict], shorten: bool = True) -> "Plan":
         """The plan after a new machine joins. ``machine`` has region and memory_gb and either
         tflops, gpu (+ gpus) or capability; ``links`` are dicts with ``to`` (existing index),
-        ``latency_ms`` and optionally ``bandwidth_gbps``."""
+        ``latency_ms`` and optionally ``bandwidth_gbps``.
+
+        Of the jobs the machine speeds up, it goes to the one that then leaves the shortest
+        makespan (then the one it speeds up most), or stays idle (the plan then stays as it was).
+        Where it joins, with ``shorten`` (the default), Hulk's and Search's plans then move
+        machines to the job that finishes last while that shortens the makespan (at most 1 s);
+        ``shorten=False`` changes only the joining job."""
+        if not isinstance(shorten, bool):
+            raise InputError(f"shorten must be True or False, got {shorten!r}")
         spec = self.cluster.with_machine(machine, links)
         n, m = len(self.cluster), spec.machine_table()
         a, b, latency, bandwidth = spec.links_of(n)
         gpu, gpus = spec.gpu_types()
         core_plan, core_cluster, moved, seconds = _core.plan.repair_with(
             self._cluster, self._plan, m.names[n], m.region_names[m.region[n]], float(m.memory_gb[n]),
-            float(m.tflops[n]), a.tolist(), b.tolist(), latency.tolist(), bandwidth.tolist(), gpu[n], gpus[n])
+            float(m.tflops[n]), a.tolist(), b.tolist(), latency.tolist(), bandwidth.tolist(), gpu[n], gpus[n], shorten)
         return self._repaired(core_plan, core_cluster, spec, moved, seconds)
 
     def _repaired(self, core_plan, core_cluster, spec, moved, seconds) -> "Plan":

@@ -186,7 +186,7 @@ TEST(PlanRepair, ANewMachineGoesWhereItLeavesTheShortestMakespan) {
   std::mt19937_64 rng(20261129);
   // Large batches: compute-bound jobs, which a fast machine speeds up.
   const std::vector<ModelSpec> jobs{model("j0", 4, 5e7, 512, 50), model("j1", 6, 2e7, 1024, 80), model("j2", 3, 4e7, 512, 200)};
-  int joined_last = 0, checked = 0;
+  int joined_last = 0, checked = 0, shortened_joins = 0;
   for (int trial = 0; trial < 30; ++trial) {
     const Cluster c = random_linked(rng, 6 + static_cast<int>(rng() % 8));
     const Plan p = plan_search(c, jobs, moves(200, static_cast<uint64_t>(trial)));
@@ -197,7 +197,7 @@ TEST(PlanRepair, ANewMachineGoesWhereItLeavesTheShortestMakespan) {
       links.push_back({i, x, 0.5 + 10.0 * static_cast<double>(rng() % 100) / 100.0, 1.0 + static_cast<double>(rng() % 100) / 5.0});
     // A fast machine, close to everyone: it speeds up most jobs, so the choice between them matters.
     const Machine m{"new", "R", 8.0 + static_cast<double>(rng() % 9), 200.0 + static_cast<double>(rng() % 400), "", 1};
-    const Repair r = repair_with(c, p, m, links);
+    const Repair r = repair_with(c, p, m, links, /*shorten=*/false);
     double want = p.makespan_s;
     int64_t last = -1;
     for (size_t j = 0; j < jobs.size(); ++j) {
@@ -216,11 +216,17 @@ TEST(PlanRepair, ANewMachineGoesWhereItLeavesTheShortestMakespan) {
     }
     ++checked;
     EXPECT_DOUBLE_EQ(r.plan.makespan_s, want) << trial;
+    // Shortening then never lengthens the plan, and keeps the groups disjoint.
+    const Repair s = repair_with(c, p, m, links);
+    EXPECT_LE(s.plan.makespan_s, r.plan.makespan_s) << trial;
+    expect_disjoint(s);
+    shortened_joins += s.plan.makespan_s < r.plan.makespan_s;
     const std::vector<int64_t> last_uses = r.plan.jobs[static_cast<size_t>(last)].machines();
     joined_last += std::find(last_uses.begin(), last_uses.end(), x) != last_uses.end();
   }
   EXPECT_GE(checked, 15);
   EXPECT_GE(joined_last, 3);
+  EXPECT_GE(shortened_joins, 3);
 }
 
 }  // namespace

@@ -55,8 +55,16 @@ def test_a_failed_machine_joins_again_with_its_own_fields_and_links(bench):
 
 
 def test_the_report_gives_each_joins_ratio_to_the_whole_clusters_plan(bench):
-    rows = [dict(_row("hulk", 100.0, 100.0, 100.0), makespan_s=100.0, joined_s=110.0, joined_moved=1, joined_repair_s=0.002),
-            dict(_row("hulk", 100.0, 100.0, 120.0), makespan_s=100.0, joined_s=100.0, joined_moved=3, joined_repair_s=0.004)]
+    rows = [dict(_row("hulk", 100.0, 100.0, 100.0), makespan_s=100.0, joined_kept_s=120.0, joined_s=110.0,
+                 joined_moved=1, joined_repair_s=0.002),
+            dict(_row("hulk", 100.0, 100.0, 120.0), makespan_s=100.0, joined_kept_s=100.0, joined_s=100.0,
+                 joined_moved=3, joined_repair_s=0.004)]
     lines = bench.report_lines(rows, [])
-    joins = [line for line in lines if line.startswith("| measured") and len(line.split("|")) == 11]
-    assert [x.strip() for x in joins[0].split("|")[4:10]] == ["2", "1.050 / 1.100", "1", "1", "2.0 / 3", "0.003 / 0.004 s"]
+    joins = [line for line in lines if line.startswith("| measured") and len(line.split("|")) == 13]
+    assert [x.strip() for x in joins[0].split("|")[4:12]] == ["2", "1.100 / 1.200", "1", "1.050 / 1.100", "1", "1",
+                                                              "2.0 / 3", "0.003 / 0.004 s"]
+    # Rows written before the kept join was recorded: "-" there.
+    for r in rows:
+        del r["joined_kept_s"]
+    joins = [line for line in bench.report_lines(rows, []) if line.startswith("| measured") and len(line.split("|")) == 13]
+    assert [x.strip() for x in joins[0].split("|")[5:7]] == ["-", "-"]

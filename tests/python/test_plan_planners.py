@@ -329,7 +329,7 @@ def test_with_machine_hulk(plans4):
     p = plans4["hulk"]
     machine = {"region": "Beijing", "memory_gb": 640, "capability": 8.0}
     links = [{"to": 0, "latency_ms": 1.0}, {"to": 1, "latency_ms": 2.0}, {"to": 20, "latency_ms": 50.0}]
-    q = p.with_machine(machine, links=links)
+    q = p.with_machine(machine, links=links, shorten=False)  # only the joining job changes
     assert len(q.cluster.machines) == 48
     new = q.cluster.machines[47]
     assert new["region"] == "Beijing" and new["memory_gb"] == 640 and new["capability"] == 8.0
@@ -350,6 +350,12 @@ def test_with_machine_hulk(plans4):
     for old, nj in zip(p.jobs, q.jobs):
         if 47 not in nj["machines"]:
             assert nj["machines"] == old["machines"]
+    # With shortening (the default) machines may move on: never a longer plan, groups disjoint.
+    r = p.with_machine(machine, links=links)
+    assert r.makespan_s <= q.makespan_s
+    _check_plan(r, r.cluster, PAPER4)
+    with pytest.raises(ValueError, match="shorten"):
+        p.with_machine(machine, links=links, shorten=1)
 
 
 def test_with_machine_that_helps_nobody_stays_idle(plans4):
