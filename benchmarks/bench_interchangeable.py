@@ -32,7 +32,6 @@ and cluster / twin makespan.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import math
 import re
 import sys
@@ -42,7 +41,6 @@ from pathlib import Path
 
 import numpy as np
 
-import hulk
 import hulk.plan as hp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -70,10 +68,8 @@ def run(args) -> None:
     network = "explicit" if args.explicit else "regional"
     done = {(r["n"], r["instance"], r["job_set"], r["variant"], r["run"]) for r in rows
             if r.get("kind") == "plan" and r.get("network", "regional") == network}
-    meta = {"kind": "meta", "command": anytime.command_line(),
-            "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": anytime.machine(),
-            "hulk": hulk.__version__, "moves": args.moves, "budget_s": args.budget, "seed": args.seed,
-            "measured_regime": "small-regions", "network": network}
+    meta = anytime.RunMeta(args.results, moves=args.moves, budget_s=args.budget, seed=args.seed,
+                           measured_regime="small-regions", network=network)
     args.modes, args.bundled, args.measured_regime = ["measured"], False, "small-regions"
     for mode, n, k, cluster_seed, make in anytime.instances(args):
         pair = None
@@ -83,9 +79,7 @@ def run(args) -> None:
                 nth = "first" if (n, k, set_name, variant, "first") not in done else "second"
                 if (n, k, set_name, variant, nth) in done:
                     continue
-                if meta is not None:
-                    anytime.append(args.results, meta)
-                    meta = None
+                meta.before_plan()
                 if pair is None:
                     base = make()
                     pair = {"cluster": base, "twin": distinct_twin(base)}

@@ -166,6 +166,22 @@ def append(path, row: dict) -> None:
         os.fsync(f.fileno())
 
 
+class RunMeta:
+    """A run's meta row (command, date, machine, hulk version, then ``fields``), appended to
+    ``path`` once, just before the run's first plan row: a run that plans nothing adds none."""
+
+    def __init__(self, path, **fields):
+        self.path = path
+        self.row = {"kind": "meta", "command": command_line(),
+                    "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+                    "machine": machine(), "hulk": hulk.__version__, **fields}
+
+    def before_plan(self) -> None:
+        if self.row is not None:
+            append(self.path, self.row)
+            self.row = None
+
+
 def regime_of(meta: list, path) -> str:
     """The measured regime of a results file's runs (files from before the option: small-regions);
     a file whose runs used two regimes is refused, since its measured rows would mix them."""
@@ -191,9 +207,8 @@ def run(args) -> None:
     # Warm-up: the shipped learned planner is read from disk once per process (tens of ms), a
     # cost like importing the package; loaded here, it is not charged to the first timed plan.
     hp.default_planner()
-    meta = {"kind": "meta", "command": command_line(), "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-            "machine": machine(), "hulk": hulk.__version__, "budgets": args.budgets, "reference_s": args.reference,
-            "seed": args.seed, "measured_regime": args.measured_regime}
+    meta = RunMeta(args.results, budgets=args.budgets, reference_s=args.reference, seed=args.seed,
+                   measured_regime=args.measured_regime)
     for mode, n, k, cluster_seed, make in instances(args):
         cluster = None
         for set_name in args.job_sets:
@@ -208,9 +223,7 @@ def run(args) -> None:
                        "job_set": set_name, "planner": planner, "budget_s": budget, "seed": args.seed}
                 if key(row) in done:
                     continue
-                if meta is not None:   # once per run that plans anything
-                    append(args.results, meta)
-                    meta = None
+                meta.before_plan()
                 if cluster is None:
                     cluster = make()
                 t0 = time.perf_counter()

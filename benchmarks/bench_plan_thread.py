@@ -23,7 +23,6 @@ core; the header names the machine's CPUs. Every plan is one JSON line appended 
 
 from __future__ import annotations
 
-import datetime
 import math
 import sys
 import threading
@@ -31,7 +30,6 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import hulk
 import hulk.plan as hp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,10 +67,7 @@ def run(args) -> None:
     plans, _ = anytime.read_results_of_regime(args.results, args.measured_regime)
     done = {anytime.key(r) for r in plans}
     hp.default_planner()  # the learned planner read once, before the first timed plan
-    meta = {"kind": "meta", "command": anytime.command_line(),
-            "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": anytime.machine(),
-            "hulk": hulk.__version__, "budgets": args.budgets, "seed": args.seed,
-            "measured_regime": args.measured_regime}
+    meta = anytime.RunMeta(args.results, budgets=args.budgets, seed=args.seed, measured_regime=args.measured_regime)
     for mode, n, k, cluster_seed, make in anytime.instances(args):
         cluster = None
         for set_name in args.job_sets:
@@ -83,9 +78,7 @@ def run(args) -> None:
                            "job_set": set_name, "planner": planner, "budget_s": t, "seed": args.seed}
                     if anytime.key(row) in done:
                         continue
-                    if meta is not None:
-                        anytime.append(args.results, meta)
-                        meta = None
+                    meta.before_plan()
                     if cluster is None:
                         cluster = make()
                     t0 = time.perf_counter()

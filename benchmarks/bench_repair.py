@@ -29,12 +29,10 @@ machines each repair moved and its wall time.
 
 from __future__ import annotations
 
-import datetime
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-import hulk
 import hulk.plan as hp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,9 +63,7 @@ def failures(plan) -> list:
 def run(args) -> None:
     rows, _ = anytime.read_results(args.results)
     done = {(r["mode"], r["n"], r["instance"], r["job_set"], r["planner"]) for r in rows if r.get("kind") == "plan"}
-    meta = {"kind": "meta", "command": anytime.command_line(),
-            "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": anytime.machine(),
-            "hulk": hulk.__version__, "budget_s": args.budget, "seed": args.seed, "measured_regime": args.measured_regime}
+    meta = anytime.RunMeta(args.results, budget_s=args.budget, seed=args.seed, measured_regime=args.measured_regime)
     for mode, n, k, cluster_seed, make in anytime.instances(args):
         cluster = None
         for set_name in args.job_sets:
@@ -75,9 +71,7 @@ def run(args) -> None:
             for planner in args.planners:
                 if (mode, n, k, set_name, planner) in done:
                     continue
-                if meta is not None:
-                    anytime.append(args.results, meta)
-                    meta = None
+                meta.before_plan()
                 if cluster is None:
                     cluster = make()
                     if args.explicit and not cluster.accepts_new_machines:
