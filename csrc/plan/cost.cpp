@@ -165,7 +165,7 @@ namespace {
 
 // pipeline_cost's argument checks: every replica a valid chain of distinct machines with
 // strictly increasing bounds over all layers, all replicas splitting the layers alike.
-void check_replicas(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas) {
+void check_replicas_slowly(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas) {
   const std::string where = "pipeline_cost";
   if (replicas.empty()) throw std::invalid_argument(where + ": no replicas");
   const int64_t L = m.layers;
@@ -196,6 +196,33 @@ void check_replicas(const Cluster& c, const ModelSpec& m, const std::vector<Repl
       throw std::invalid_argument(rw + ": layer split differs from replica 0 (data-parallel replicas must split "
                                        "the layers the same way)");
   }
+}
+
+// pipeline_cost's argument checks: every replica a valid chain of distinct machines with
+// strictly increasing bounds over all layers, all replicas splitting the layers alike. The
+// planners call pipeline_cost for every layout they split, so valid replicas are checked
+// without building messages or a flag per machine of the cluster; anything amiss is checked
+// again by check_replicas_slowly, which words the first fault.
+void check_replicas(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas) {
+  bool ok = !replicas.empty();
+  const size_t S = ok ? replicas[0].machines.size() : 0;
+  size_t total = 0;
+  for (size_t r = 0; ok && r < replicas.size(); ++r) {
+    const Replica& rep = replicas[r];
+    ok = !rep.machines.empty() && rep.machines.size() == S && rep.bounds == replicas[0].bounds &&
+         rep.bounds.size() == S + 1 && rep.bounds.front() == 0 && rep.bounds.back() == m.layers;
+    for (size_t s = 0; ok && s < S; ++s) ok = rep.bounds[s + 1] > rep.bounds[s];
+    for (size_t s = 0; ok && s < S; ++s) ok = rep.machines[s] >= 0 && rep.machines[s] < c.size();
+    total += S;
+  }
+  if (ok) {  // distinct machines: a sorted copy of the ids has no repeat
+    std::vector<int64_t> ids;
+    ids.reserve(total);
+    for (const Replica& rep : replicas) ids.insert(ids.end(), rep.machines.begin(), rep.machines.end());
+    std::sort(ids.begin(), ids.end());
+    ok = std::adjacent_find(ids.begin(), ids.end()) == ids.end();
+  }
+  if (!ok) check_replicas_slowly(c, m, replicas);
 }
 
 // One replica's GPipe time, split into compute and communication shares, and its slowest
@@ -259,16 +286,16 @@ ReplicaTime replica_time(const Cluster& c, const ModelSpec& m, const Replica& re
 double allreduce_s(const Cluster& c, const ModelSpec& m, const std::vector<Replica>& replicas, JobCost& jc) {
   double t_ar = 0;
   if (replicas.size() <= 1) return t_ar;
+  std::vector<int64_t> ring(replicas.size());
   for (size_t s = 0; s < replicas[0].machines.size(); ++s) {
-    std::vector<int64_t> ring;
-    ring.reserve(replicas.size());
-    for (const Replica& rep : replicas) ring.push_back(rep.machines[s]);
+    for (size_t r = 0; r < replicas.size(); ++r) ring[r] = replicas[r].machines[s];
     const auto gap = ring_gap(c, ring);
     if (gap.first >= 0)
       add_reason(jc, "data-parallel ring of stage " + std::to_string(s) + ": " + c.label(gap.first) + " and " +
                          c.label(gap.second) + " cannot communicate (" + unreachable_why(c) + ")");
     const double n_s = static_cast<double>(replicas[0].bounds[s + 1] - replicas[0].bounds[s]);
-    t_ar = std::max(t_ar, allreduce_time(c, ring, 2.0 * m.params_per_layer() * n_s));
+    // check_replicas found the machines distinct and in range: allreduce_time's own checks are moot
+    t_ar = std::max(t_ar, allreduce_time(ring_links(c, ring), 2.0 * m.params_per_layer() * n_s));
   }
   return t_ar;
 }

@@ -12,6 +12,7 @@
 #include "csrc/plan/assignment.h"
 #include "csrc/plan/interchangeable.h"
 #include "csrc/plan/job_helpers.h"
+#include "csrc/plan/layout_memo.h"
 
 namespace hulk::plan::detail {
 
@@ -19,7 +20,8 @@ namespace hulk::plan::detail {
 // revisits groups often).
 class Evaluator {
  public:
-  Evaluator(const Cluster& c, const std::vector<ModelSpec>& jobs) : c_(c), jobs_(jobs), cache_(jobs.size()) {}
+  Evaluator(const Cluster& c, const std::vector<ModelSpec>& jobs)
+      : c_(c), jobs_(jobs), cache_(jobs.size()), memo_(jobs.size()) {}
 
   struct JobEval {
     bool feasible = false;
@@ -64,8 +66,8 @@ class Evaluator {
   }
 
  private:
-  JobEval evaluate(size_t j, const std::vector<int64_t>& g) const {
-    const JobPlan jp = best_pipeline(c_, jobs_[j], g);
+  JobEval evaluate(size_t j, const std::vector<int64_t>& g) {
+    const JobPlan jp = best_pipeline(c_, jobs_[j], g, memo_[j]);
     return {jp.cost.feasible, job_time(jp), jp.cost.feasible ? 0.0 : std::max(jp.cost.memory_shortfall_bytes, 1.0),
             jp.cost.feasible ? static_cast<int64_t>(g.size() - jp.machines().size()) : 0};
   }
@@ -103,6 +105,7 @@ class Evaluator {
   const Cluster& c_;
   const std::vector<ModelSpec>& jobs_;
   std::vector<std::map<std::vector<int64_t>, JobEval>> cache_;
+  std::vector<LayoutMemo> memo_;  // per job: layouts split in earlier calls (a miss of cache_ often repeats them)
   static constexpr size_t kMaxCachedIds = size_t{1} << 25;  // 32M machine ids, 256 MB
   size_t cached_ids_ = 0;
   std::vector<int64_t> key_, present_, count_, stamp_;  // class_key's scratch

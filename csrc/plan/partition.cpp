@@ -4,6 +4,7 @@
 #include "csrc/plan/split.h"
 #include "csrc/plan/planners.h"
 #include "csrc/plan/interchangeable.h"
+#include "csrc/plan/layout_memo.h"
 
 #include <algorithm>
 #include <chrono>
@@ -302,8 +303,9 @@ namespace {
 class LayoutSearch {
  public:
   // `every_layout`: split every layout in the order offered (best_pipeline_reference).
-  LayoutSearch(const Cluster& c, const ModelSpec& m, bool every_layout)
-      : c_(c), m_(m), skip_by_bound_(!every_layout && m.profiles.empty()) {}
+  // `memo` (may be null): the job's splits from earlier calls (layout_memo.h), read and added to.
+  LayoutSearch(const Cluster& c, const ModelSpec& m, bool every_layout, LayoutMemo* memo)
+      : c_(c), m_(m), skip_by_bound_(!every_layout && m.profiles.empty()), memo_(memo) {}
 
   // Queues `reps` (D replicas' machines in stage order) to be split by optimise_split in run().
   void offer(std::vector<std::vector<int64_t>> reps, double exhaustive_limit = 4096) {
@@ -339,23 +341,39 @@ class LayoutSearch {
   };
 
   void split(const Queued& q) {
+    if (const LayoutMemo::Outcome* e = memo_ ? memo_->find(q.reps, q.exhaustive_limit) : nullptr) {
+      // Split in an earlier call: its outcome; the plan is made again only if it wins.
+      if (!e->bounds.empty()) keep(q, e->bounds, e->feasible, e->iteration_s, e->shortfall_bytes, nullptr);
+      return;
+    }
     const std::vector<int64_t> bounds = optimise_split(q.sp, q.exhaustive_limit);
-    if (bounds.empty()) return;
+    JobPlan jp;
+    if (!bounds.empty()) jp = plan_of(q.reps, bounds);
+    if (memo_) memo_->add(q.reps, q.exhaustive_limit, {bounds, jp.cost.feasible, jp.cost.iteration_s, jp.cost.memory_shortfall_bytes});
+    if (!bounds.empty()) keep(q, bounds, jp.cost.feasible, jp.cost.iteration_s, jp.cost.memory_shortfall_bytes, &jp);
+  }
+
+  JobPlan plan_of(const std::vector<std::vector<int64_t>>& reps, const std::vector<int64_t>& bounds) const {
     JobPlan jp;
     jp.model = m_;
-    for (const auto& r : q.reps) jp.replicas.push_back(Replica{r, bounds});
+    for (const auto& r : reps) jp.replicas.push_back(Replica{r, bounds});
     jp.cost = pipeline_cost(c_, m_, jp.replicas);
-    if (jp.cost.feasible) {
-      const double t = jp.cost.iteration_s, t_best = best.cost.iteration_s;
-      if (!have || t < t_best || (t == t_best && q.order < best_order_)) {
-        best = std::move(jp);
+    return jp;
+  }
+
+  // Keeps q's split if it is the best feasible or the least-short infeasible layout so far
+  // (ties: the layout offered first); `jp` is its plan when made already.
+  void keep(const Queued& q, const std::vector<int64_t>& bounds, bool feasible, double t, double shortfall, JobPlan* jp) {
+    if (feasible) {
+      if (!have || t < best.cost.iteration_s || (t == best.cost.iteration_s && q.order < best_order_)) {
+        best = jp ? std::move(*jp) : plan_of(q.reps, bounds);
         best_order_ = q.order;
         have = true;
       }
     } else {
-      const double s = jp.cost.memory_shortfall_bytes, s_bad = least_bad.cost.memory_shortfall_bytes;
-      if (!have_bad || s < s_bad || (s == s_bad && q.order < bad_order_)) {
-        least_bad = std::move(jp);
+      const double s_bad = least_bad.cost.memory_shortfall_bytes;
+      if (!have_bad || shortfall < s_bad || (shortfall == s_bad && q.order < bad_order_)) {
+        least_bad = jp ? std::move(*jp) : plan_of(q.reps, bounds);
         bad_order_ = q.order;
         have_bad = true;
       }
@@ -366,6 +384,7 @@ class LayoutSearch {
   const Cluster& c_;
   const ModelSpec& m_;
   const bool skip_by_bound_;  // split_objective is pipeline_cost's iteration time (no measured profile)
+  LayoutMemo* const memo_;
   std::vector<Queued> queue_;
   size_t offered_ = 0, best_order_ = 0, bad_order_ = 0;
 };
@@ -451,10 +470,10 @@ JobPlan explain_infeasible(const Cluster& c, const ModelSpec& m, const std::vect
 // The layouts of best_pipeline on `usable` (machines of `group` that can hold a layer, all
 // able to reach each other); `group` only words the reason when nothing fits.
 JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group,
-                   const std::vector<int64_t>& usable, int64_t max_d, bool every_layout) {
+                   const std::vector<int64_t>& usable, int64_t max_d, bool every_layout, LayoutMemo* memo) {
   const int64_t n_all = static_cast<int64_t>(group.size());
   const std::vector<int64_t> chain = chain_order(c, m, usable);
-  LayoutSearch search(c, m, every_layout);
+  LayoutSearch search(c, m, every_layout, memo);
   int64_t too_small = n_all;  // machines that hold no layer at any D tried
   const std::vector<int64_t> grid = replica_counts(max_d);
   for (int64_t D = 1; D <= max_d; ++D) {
@@ -490,7 +509,8 @@ JobPlan layouts_on(const Cluster& c, const ModelSpec& m, const std::vector<int64
 
 namespace {
 
-JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout) {
+JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout,
+                         LayoutMemo* memo) {
   if (group.empty()) return infeasible_job(m, "no machines assigned", memory_need(m));
   const int64_t n_all = static_cast<int64_t>(group.size());
   // A replica needs at least one sequence per micro-batch.
@@ -502,7 +522,7 @@ JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector
   for (int64_t i : group)
     if (fit(capacity_bytes(c, i)) >= 1) usable.push_back(i);
   const std::vector<std::vector<int64_t>> parts = reach_groups(c, usable);
-  if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d, every_layout);
+  if (parts.size() <= 1) return layouts_on(c, m, group, usable, max_d, every_layout, memo);
   // Machines that cannot reach each other never share a job: plan on each reachable set.
   JobPlan best;
   bool have = false;
@@ -511,7 +531,7 @@ JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector
     if (group_memory(c, parts[k]) > group_memory(c, parts[largest])) largest = k;
     if (group_memory(c, parts[k]) < memory_need(m)) continue;
     JobPlan jp = layouts_on(c, m, parts[k], parts[k], std::min<int64_t>(max_d, static_cast<int64_t>(parts[k].size())),
-                            every_layout);
+                            every_layout, memo);
     if (jp.cost.feasible && (!have || jp.cost.iteration_s < best.cost.iteration_s)) {
       best = std::move(jp);
       have = true;
@@ -519,7 +539,7 @@ JobPlan best_pipeline_of(const Cluster& c, const ModelSpec& m, const std::vector
   }
   if (have) return best;
   JobPlan bad = layouts_on(c, m, parts[largest], parts[largest],
-                           std::min<int64_t>(max_d, static_cast<int64_t>(parts[largest].size())), every_layout);
+                           std::min<int64_t>(max_d, static_cast<int64_t>(parts[largest].size())), every_layout, memo);
   std::ostringstream why;
   why << "no feasible pipeline: the " << n_all << " machines fall into " << parts.size()
       << " sets that cannot reach each other ("
@@ -538,11 +558,12 @@ namespace {
 // the group's own machines: the same cost, and one layout for every group with the same class
 // counts. An infeasible result is laid out again on the group as given, so that its reason
 // names the group's own machines.
-JobPlan on_canonical_group(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout) {
+JobPlan on_canonical_group(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, bool every_layout,
+                           LayoutMemo* memo) {
   const CanonicalGroup g = canonical_group(c, group);
-  JobPlan jp = best_pipeline_of(c, m, g.group, every_layout);
+  JobPlan jp = best_pipeline_of(c, m, g.group, every_layout, memo);
   if (g.same) return jp;
-  if (!jp.cost.feasible) return best_pipeline_of(c, m, group, every_layout);
+  if (!jp.cost.feasible) return best_pipeline_of(c, m, group, every_layout, memo);
   relabel(jp, g);
   return jp;
 }
@@ -550,11 +571,15 @@ JobPlan on_canonical_group(const Cluster& c, const ModelSpec& m, const std::vect
 }  // namespace
 
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
-  return on_canonical_group(c, m, group, /*every_layout=*/false);
+  return on_canonical_group(c, m, group, /*every_layout=*/false, nullptr);
+}
+
+JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, detail::LayoutMemo& memo) {
+  return on_canonical_group(c, m, group, /*every_layout=*/false, &memo);
 }
 
 JobPlan best_pipeline_reference(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group) {
-  return on_canonical_group(c, m, group, /*every_layout=*/true);
+  return on_canonical_group(c, m, group, /*every_layout=*/true, nullptr);
 }
 
 }  // namespace hulk::plan

@@ -10,6 +10,10 @@
 
 namespace hulk::plan {
 
+namespace detail {
+class LayoutMemo;  // layout_memo.h
+}
+
 // ---- building blocks --------------------------------------------------------------------
 
 // Orders machines into a chain that keeps consecutive stages close: start at the machine
@@ -45,6 +49,9 @@ std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, cons
 // interchangeable machines (Cluster::machine_class) get one layout, found on the classes'
 // lowest ids and mapped onto the group's own machines (interchangeable.h).
 JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);
+// The same plan, with the layouts' splits kept in `memo` across calls for one job on one
+// cluster (layout_memo.h): the local searches' Evaluator passes one per job.
+JobPlan best_pipeline(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group, detail::LayoutMemo& memo);
 // The same layouts, every one split, in the order tried: the same plan as best_pipeline (a
 // layout it skips costs more than its best); the tests' reference.
 JobPlan best_pipeline_reference(const Cluster& c, const ModelSpec& m, const std::vector<int64_t>& group);

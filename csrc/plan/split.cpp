@@ -540,10 +540,10 @@ void search_under_caps(const SplitProblem& p, const WorstReplica& w, const std::
 }
 
 // Caps n_s <= cap_s on layers per stage that keep every stage's all-reduce a_s + b_s n_s at
-// or under `level`.
-std::vector<int64_t> caps_at_level(const SplitProblem& p, double level) {
+// or under `level`, into `cap` [S].
+void caps_at_level(const SplitProblem& p, double level, std::vector<int64_t>& cap) {
   const int64_t L = p.layers;
-  std::vector<int64_t> cap(p.max_layers.size(), 0);
+  cap.resize(p.max_layers.size());
   for (size_t s = 0; s < cap.size(); ++s) {
     int64_t k = 0;
     if (p.ar_b[s] > 0) {
@@ -554,7 +554,6 @@ std::vector<int64_t> caps_at_level(const SplitProblem& p, double level) {
     }
     cap[s] = std::min<int64_t>(k, p.max_layers[s]);
   }
-  return cap;
 }
 
 // The distinct all-reduce levels a_s + b_s n (1 <= n <= min(max_layers_s, L)), increasing, up
@@ -606,14 +605,15 @@ std::vector<std::vector<int64_t>> allreduce_caps(const SplitProblem& p, double p
   const int64_t L = p.layers;
   const std::vector<double> levels = levels_below(p, [&](double lev) { return lev + pipe_lb < best_t; });
   std::vector<std::vector<int64_t>> useful;
+  std::vector<int64_t> cap;  // one buffer for every level; copied only when useful
   for (double lev : levels) {
     if (!(lev + pipe_lb < best_t)) break;
-    std::vector<int64_t> cap = caps_at_level(p, lev);
+    caps_at_level(p, lev, cap);
     int64_t total = 0;
     for (int64_t k : cap) total += k;
     if (total < L || *std::min_element(cap.begin(), cap.end()) < 1) continue;
     if (!useful.empty() && useful.back() == cap) continue;
-    useful.push_back(std::move(cap));
+    useful.push_back(cap);
   }
   return useful;
 }
@@ -634,16 +634,16 @@ std::vector<int64_t> polish(const SplitProblem& p, const WorstReplica& w, std::v
     bool improved = false;
     for (size_t k = 1; k < Su && !improved; ++k)
       for (int64_t d : {-1, 1}) {
-        std::vector<int64_t> b = cur;
-        b[k] += d;
-        if (b[k] <= b[k - 1] || b[k] >= b[k + 1]) continue;
-        const double t = judge(b);
+        const int64_t was = cur[k];  // the move is tried in place and undone unless it wins
+        if (was + d <= cur[k - 1] || was + d >= cur[k + 1]) continue;
+        cur[k] = was + d;
+        const double t = judge(cur);
         if (t < cur_t * (1 - 1e-12)) {
           cur_t = t;
-          cur = std::move(b);
           improved = true;
           break;
         }
+        cur[k] = was;
       }
     if (!improved) break;
   }

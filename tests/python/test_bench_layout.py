@@ -54,3 +54,26 @@ def test_nearby_groups_are_whole_regions_nearest_first(bench):
         assert lat == sorted(lat)
         for r in order[:-1]:
             assert regions.count(r) == int((spec.region == r).sum())
+
+
+def test_search_moves_times_whole_plans_and_keeps_the_sections_notes(bench, capsys, tmp_path):
+    out = tmp_path / "RESULTS.md"
+    here = hulk_home()
+    argv = ["--search-moves", "20", "--sizes", "12", "--instances", "1", "--first-instance", "3", "--repeats", "1",
+            "--against", str(here), "--write", str(out)]
+    assert bench.main(argv) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and " #" in line]
+    # the bundled cluster and one cluster per mode, each with both default job sets
+    assert len(rows) == 2 * 3 and all(row.endswith("| yes |") for row in rows)
+    text = out.read_text()
+    assert bench.SEARCH_BEGIN in text and "geometric mean" in text
+    out.write_text(text.replace("| cluster and job set |", "Note: kept.\n\n| cluster and job set |"))
+    assert bench.main(argv) == 0
+    assert out.read_text().count("Note: kept.") == 1
+
+
+def test_bad_search_arguments_are_named(bench, capsys):
+    for argv in (["--search-moves", "-1"], ["--search-moves", "5", "--instances", "0"]):
+        with pytest.raises(SystemExit):
+            bench.main(argv)
+        assert "--search-moves" in capsys.readouterr().err
