@@ -1,6 +1,6 @@
 // The splits best_pipeline made for one job on one cluster, kept across calls. A local search
 // lays out groups that differ by a machine or two; their chains mostly agree, so the same
-// layouts (D replicas' machines in stage order) are split again and again: 37-63% of the
+// layouts (D replicas' machines in stage order) are split again and again: 35-63% of the
 // splits of a Search run on 47-1,000 measured machines repeat one made earlier in the run. A
 // split and its cost depend only on the cluster, the model and the layout, so the memo hands
 // back exactly what optimise_split and pipeline_cost would have given.
