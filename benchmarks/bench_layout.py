@@ -96,7 +96,7 @@ def measure_search(sizes: list, first_instance: int, instances: int, moves: int)
     out = {}
     for mode, n, k, _, make in anytime.instances(which):
         cluster = make()
-        hp.plan(cluster, ["BERT-large"], "search", time_limit_s=600, max_iterations=1, seed=0)  # builds the core cluster
+        cluster.to_core()  # built once per cluster object, before the clock starts
         for set_name in anytime.DEFAULT_JOB_SETS:
             start = time.perf_counter()
             plan = hp.plan(cluster, anytime.JOB_SETS[set_name], "search", time_limit_s=600, max_iterations=moves, seed=0)
