@@ -117,4 +117,9 @@ class Evaluator {
 std::pair<int64_t, double> slowest_job(Evaluator& ev, const std::vector<std::vector<int64_t>>& g,
                                        const std::vector<uint8_t>& done);
 
+// The job that finishes last with these groups (one per job) and its time, the lower index on a
+// tie; {-1, -1} when some job is infeasible on its group. Adds its layouts to `evaluations`.
+std::pair<int64_t, double> last_job_if_all_feasible(Evaluator& ev, const std::vector<std::vector<int64_t>>& groups,
+                                                    int64_t& evaluations);
+
 }  // namespace hulk::plan::detail

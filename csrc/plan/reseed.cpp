@@ -154,17 +154,10 @@ Reseed reseed_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Eva
   const size_t J = jobs.size();
   if (J == 0 || c.size() == 0 || out_of_time()) return r;
   const auto groups = groups_of(assign, J);
-  size_t last = 0;
-  double t_last = -1;
-  for (size_t j = 0; j < J; ++j) {
-    const Evaluator::JobEval e = ev.job(j, groups[j]);
-    ++r.evaluations;
-    if (!e.feasible) return r;  // the walk deals with infeasible jobs
-    if (e.time > t_last) {
-      t_last = e.time;
-      last = j;
-    }
-  }
+  const std::pair<int64_t, double> found = last_job_if_all_feasible(ev, groups, r.evaluations);
+  if (found.first < 0) return r;  // the walk deals with infeasible jobs
+  const size_t last = static_cast<size_t>(found.first);
+  const double t_last = found.second;
   std::vector<uint8_t> free(static_cast<size_t>(c.size()), 0);
   for (int64_t x = 0; x < c.size(); ++x) {
     const int64_t a = assign[static_cast<size_t>(x)];

@@ -115,6 +115,34 @@ inline Cluster random_regional(std::mt19937_64& rng, int n, int R, int access_ki
   return Cluster::from_network(ms, net, rule);
 }
 
+// 3 to max_regions regions of 1 to max_per_region machines of mixed memory and speed (or all
+// alike: `uniform`), pairs within a region on a fast LAN, each pair of regions its own random
+// latency and bandwidth.
+inline Cluster random_regions(std::mt19937_64& rng, int max_regions = 5, int max_per_region = 4, bool uniform = false) {
+  std::uniform_int_distribution<int> regions(3, max_regions), per(1, max_per_region);
+  std::uniform_real_distribution<double> mem(2.0, 12.0), fl(20.0, 200.0), lat(5.0, 150.0), bw(0.1, 5.0);
+  std::vector<Machine> ms;
+  const int R = regions(rng);
+  for (int r = 0; r < R; ++r)
+    for (int k = per(rng); k > 0; --k)
+      ms.push_back({"m" + std::to_string(ms.size()), "R" + std::to_string(r), uniform ? 8.0 : mem(rng),
+                    uniform ? 150.0 : fl(rng), "", 1});
+  std::vector<std::vector<double>> pair_ms(static_cast<size_t>(R), std::vector<double>(static_cast<size_t>(R))),
+      pair_gbps = pair_ms;
+  for (int r = 0; r < R; ++r)
+    for (int s = r + 1; s < R; ++s) {
+      pair_ms[r][s] = pair_ms[s][r] = lat(rng);
+      pair_gbps[r][s] = pair_gbps[s][r] = bw(rng);
+    }
+  std::vector<Link> links;
+  for (size_t i = 0; i < ms.size(); ++i)
+    for (size_t j = i + 1; j < ms.size(); ++j) {
+      const int r = std::stoi(ms[i].region.substr(1)), s = std::stoi(ms[j].region.substr(1));
+      links.push_back({static_cast<int64_t>(i), static_cast<int64_t>(j), r == s ? 1.0 : pair_ms[r][s], r == s ? 100.0 : pair_gbps[r][s]});
+    }
+  return Cluster(ms, links);
+}
+
 // Random machines with mixed memory and speed, every pair linked with random bandwidth.
 inline Cluster random_linked(std::mt19937_64& rng, int n) {
   std::uniform_real_distribution<double> mem(1.7, 8.0), fl(10.0, 300.0), bw(0.01, 10.0), lat(1.0, 80.0);

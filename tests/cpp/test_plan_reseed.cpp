@@ -23,32 +23,6 @@ using hulk::plan::detail::smallest_fitting_prefix;
 
 const auto never = [] { return false; };
 
-// 3-5 regions of 1-4 machines with mixed memory and speed; pairs within a region on a fast LAN,
-// each pair of regions its own random latency and bandwidth.
-Cluster random_regions(std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> regions(3, 5), per(1, 4);
-  std::uniform_real_distribution<double> mem(2.0, 12.0), fl(20.0, 200.0), lat(5.0, 150.0), bw(0.1, 5.0);
-  std::vector<Machine> ms;
-  const int R = regions(rng);
-  for (int r = 0; r < R; ++r)
-    for (int k = per(rng); k > 0; --k)
-      ms.push_back({"m" + std::to_string(ms.size()), "R" + std::to_string(r), mem(rng), fl(rng), "", 1});
-  std::vector<std::vector<double>> pair_ms(static_cast<size_t>(R), std::vector<double>(static_cast<size_t>(R))),
-      pair_gbps = pair_ms;
-  for (int r = 0; r < R; ++r)
-    for (int s = r + 1; s < R; ++s) {
-      pair_ms[r][s] = pair_ms[s][r] = lat(rng);
-      pair_gbps[r][s] = pair_gbps[s][r] = bw(rng);
-    }
-  std::vector<Link> links;
-  for (size_t i = 0; i < ms.size(); ++i)
-    for (size_t j = i + 1; j < ms.size(); ++j) {
-      const int r = std::stoi(ms[i].region.substr(1)), s = std::stoi(ms[j].region.substr(1));
-      links.push_back({static_cast<int64_t>(i), static_cast<int64_t>(j), r == s ? 1.0 : pair_ms[r][s], r == s ? 100.0 : pair_gbps[r][s]});
-    }
-  return Cluster(ms, links);
-}
-
 TEST(PlanReseed, RegionIndexNumbersNamesInOrderOfFirstAppearance) {
   const Cluster c = two_regions({4, 4}, {4});
   EXPECT_EQ(region_index(c), (std::vector<int64_t>{0, 0, 1}));

@@ -101,6 +101,25 @@ def test_hulk_with_a_move_cap_is_reproducible(planned):
     assert capped.makespan_s == h.makespan_s  # refine_iterations caps the same moves
 
 
+def test_the_last_job_is_laid_out_on_replica_aligned_region_chains():
+    """On a measured-like cluster of uniform A100 machines (20 regions of 4), where OPT-175B sets
+    the makespan, the refinement lays it out on replica-aligned region chains
+    (csrc/plan/aligned_chain.h) and takes a shorter group: its size a multiple of the replica
+    count it was aligned to (each region gives a multiple of it). With a move cap every step
+    runs to its end, so the counts are the same on any machine."""
+    c = measured_like(3, n_regions=20, per_region=4)
+    jobs = ["OPT-175B", "BERT-large"]
+    h = _hulk(c, jobs)
+    s = planners.plan(c, jobs, "search", time_limit_s=GENEROUS_S, max_iterations=MOVES, seed=1)
+    m = re.search(r"the last job laid out on (\d+) replica-aligned region chain\(s\), (\d+) layouts in \d+ ms, "
+                  r"a shorter group taken \((\d+) machines of a chain aligned to (\d+) replica\(s\)\)", h.notes[1])
+    assert m, h.notes[1]
+    chains, layouts, machines, replicas = map(int, m.groups())
+    assert replicas in (1, 2, 3, 4, 6, 8) and machines % replicas == 0, m.group(0)
+    assert layouts >= chains > 0
+    assert h.makespan_s < s.makespan_s, (h.makespan_s, s.makespan_s)
+
+
 def test_searchs_plain_walk_runs_only_where_the_last_job_is_large(planned):
     """The walks' note says when the first walk is Search's own (every move uniform) and the
     last job's share of the machines that chose it; that share is at least the 10% threshold.
