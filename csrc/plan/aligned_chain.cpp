@@ -110,8 +110,8 @@ Aligned align_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Eva
     std::vector<int64_t> s;
     for (size_t r = 0; r < R; ++r)
       if (members[r].size() >= static_cast<size_t>(d)) s.push_back(static_cast<int64_t>(r));
-    const auto aligned = [&](int64_t r) { return members[static_cast<size_t>(r)].size() / static_cast<size_t>(d); };
-    std::stable_sort(s.begin(), s.end(), [&](int64_t a, int64_t b) { return aligned(a) * d > aligned(b) * d; });
+    const auto aligned = [&](int64_t r) { return members[static_cast<size_t>(r)].size() / static_cast<size_t>(d); };  // multiples of D
+    std::stable_sort(s.begin(), s.end(), [&](int64_t a, int64_t b) { return aligned(a) > aligned(b); });
     if (s.size() > kAlignedStarts) s.resize(kAlignedStarts);
     return s;
   };

@@ -847,7 +847,8 @@ constexpr double kWalkAgainFromShareOfBudget = 0.01;
 constexpr double kDescentShareOfRest = 0.5;
 // The last job's replica-aligned region chains (aligned_chain.h) before the reseed end by
 // this share of the time left (the reseed's own share; not tuned): at 200 measured machines
-// they take 60-120 ms of a 1 s budget, at 1,000-20,000 on mixed GPUs 20-30 ms of 0.3 s.
+// they take 60-120 ms of a 1 s budget; on mixed GPUs, where only each D's first chain is laid
+// out, 13-51 ms at 200-20,000 machines and 0.3-1 s.
 constexpr double kAlignedShareOfRest = 0.25;
 // The reseed before them ends by this share of the time left.
 constexpr double kReseedShareOfRest = 0.25;
