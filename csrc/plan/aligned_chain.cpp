@@ -22,6 +22,7 @@ AlignedChain aligned_chain(const std::vector<std::vector<int64_t>>& members, con
     ch.ends.push_back(ch.order.size());
     if (ch.order.size() >= max_machines) break;
     const double* row = dist(at);
+    if (row == nullptr) break;  // no time for another row of distances
     size_t next = R;
     for (size_t r = 0; r < R; ++r)
       if (open[r] && (next == R || row[r] < row[next])) next = r;
@@ -67,9 +68,10 @@ Aligned align_last_job(const Cluster& c, const std::vector<ModelSpec>& jobs, Eva
   // machines have ~1,700 regions: the whole matrix would be 3M pairs).
   const double bytes = job.boundary_bytes(micro_batch(job, 1));
   std::vector<std::vector<double>> rows(R);
-  const DistanceRow dist = [&](size_t a) {
+  const DistanceRow dist = [&](size_t a) -> const double* {
     std::vector<double>& row = rows[a];
     if (row.empty()) {
+      if (out_of_time()) return nullptr;
       row.assign(R, kInf);
       for (size_t b = 0; b < R; ++b)
         if (b != a && !members[b].empty()) row[b] = c.send_time(members[a].front(), members[b].front(), bytes);

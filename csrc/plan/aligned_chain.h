@@ -22,7 +22,8 @@ struct AlignedChain {
   std::vector<size_t> ends;
 };
 
-// dist(a)[b]: the distance from region a to region b, R = members.size() of them per row.
+// dist(a)[b]: the distance from region a to region b, R = members.size() of them per row;
+// nullptr where no row can be given (out of time), which ends the chain there.
 using DistanceRow = std::function<const double*(size_t)>;
 
 // The chain from region `start` (members[start] must hold at least d machines): next, always,
@@ -52,9 +53,11 @@ struct Aligned {
 // the one added last; each region gives the largest multiple of D of its free machines, so
 // that a pipeline of D replicas can keep a stage's D machines in one region and its gradient
 // all-reduce on the LAN. The candidates are the chain's prefixes that hold the job's memory.
-// A chain ends once it holds kAlignedGrowth times the job's machines. In three rounds, each
-// cut by out_of_time: every D's chain from the region with the most such machines (ties: the
-// lower index), kAlignedFirstPrefixes of its prefixes; then, for each D whose first chain came
+// A chain ends once it holds kAlignedGrowth times the job's machines, or where out_of_time cuts
+// its rows of region distances (20,000 measured machines have ~1,700 regions: a chain through
+// all of them costs 50-100 ms). In three rounds, each cut by out_of_time: every D's chain from
+// the region with the most such machines (ties: the lower index), kAlignedFirstPrefixes of its
+// prefixes; then, for each D whose first chain came
 // within kAlignedPromise of the job's time, the D of the shortest group first, the chains from
 // its other starts (up to 7, the most such machines first), kAlignedPrefixes of their
 // prefixes; then every prefix near the shortest group's, on its chain. A chain's prefixes are

@@ -98,11 +98,46 @@ std::vector<int64_t> closest_then_ordered(const Cluster& c, const std::vector<in
                                           const std::vector<const std::vector<int64_t>*>& orders) {
   const std::vector<int64_t> near = closest_per_region(c, g);  // the same minimum, O(N R) not O(N |g|)
   std::vector<std::pair<double, int64_t>> d;  // (send time to the group, machine)
-  for (int64_t x = 0; x < c.size(); ++x) {
-    if (!eligible[static_cast<size_t>(x)]) continue;
-    double best = kInf;
-    for (int64_t y : near) best = std::min(best, c.send_time(x, y, bytes));
-    d.push_back({best, x});
+  if (c.regional()) {
+    // send_time(x, y) = access(x) + access(y) + (region pair terms), so which y of `near` is
+    // closest to x depends on x's region alone, up to rounding: per region of the eligible
+    // machines, the y within rounding of the least access(y) + pair terms, and the exact
+    // minimum over those. O(R |near| + N) instead of O(N |near|): for a group of 6,144 of
+    // 20,000 measured machines (~700 regions) 41 ms -> a few ms, which a descent at 0.3 s
+    // spent past its deadline before its first layout.
+    const std::vector<int64_t>& region = c.network().region;
+    std::vector<std::vector<int64_t>> shortlist(static_cast<size_t>(c.network().regions));
+    std::vector<uint8_t> listed(shortlist.size(), 0);
+    std::vector<double> v(near.size());
+    for (int64_t x = 0; x < c.size(); ++x) {
+      if (!eligible[static_cast<size_t>(x)]) continue;
+      const auto rx = static_cast<size_t>(region[static_cast<size_t>(x)]);
+      std::vector<int64_t>& ys = shortlist[rx];
+      if (!listed[rx]) {
+        listed[rx] = 1;
+        double least = kInf;
+        for (size_t k = 0; k < near.size(); ++k) {
+          const int64_t y = near[k];
+          v[k] = c.regional_send_time(0.0, c.access_s(y), static_cast<int64_t>(rx), region[static_cast<size_t>(y)], bytes);
+          least = std::min(least, v[k]);
+        }
+        if (std::isfinite(least)) {
+          const double slack = 1e-9 * (least + 1e-3);  // far above rounding (ulps of seconds)
+          for (size_t k = 0; k < near.size(); ++k)
+            if (v[k] <= least + slack) ys.push_back(near[k]);
+        }
+      }
+      double best = kInf;
+      for (int64_t y : ys) best = std::min(best, c.send_time(x, y, bytes));
+      d.push_back({best, x});
+    }
+  } else {
+    for (int64_t x = 0; x < c.size(); ++x) {
+      if (!eligible[static_cast<size_t>(x)]) continue;
+      double best = kInf;
+      for (int64_t y : near) best = std::min(best, c.send_time(x, y, bytes));
+      d.push_back({best, x});
+    }
   }
   const size_t k = std::min(pool, d.size());
   std::partial_sort(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(k), d.end());

@@ -91,6 +91,32 @@ TEST(PlanAlignedChain, ChainsTheNearestRegionsAndTakesMultiplesOfD) {
   }
 }
 
+// A chain ends where its row of distances cannot be given (out of time): with rows for its
+// first k regions only, it is the first k + 1 regions of the whole chain.
+TEST(PlanAlignedChain, EndsWhereNoRowOfDistancesIsGiven) {
+  std::mt19937_64 rng(5);
+  int cut = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const Cluster c = random_regions(rng, 6, 8, trial % 2 == 0);
+    const auto members = members_of(c);
+    const size_t R = members.size();
+    std::vector<double> dist(R * R, kInf);
+    for (size_t a = 0; a < R; ++a)
+      for (size_t b = 0; b < R; ++b)
+        if (a != b) dist[a * R + b] = c.send_time(members[a][0], members[b][0], 3e7);
+    const AlignedChain whole = aligned_chain(members, [&](size_t a) { return dist.data() + a * R; }, 0, 1, c.size());
+    for (size_t k = 0; k + 1 < whole.ends.size(); ++k) {
+      size_t rows = 0;
+      const AlignedChain ch = aligned_chain(
+          members, [&](size_t a) { return rows++ < k ? dist.data() + a * R : nullptr; }, 0, 1, c.size());
+      ASSERT_EQ(ch.ends.size(), k + 1) << "trial " << trial << " k " << k;
+      EXPECT_EQ(ch.order, std::vector<int64_t>(whole.order.begin(), whole.order.begin() + static_cast<std::ptrdiff_t>(ch.ends.back())));
+      ++cut;
+    }
+  }
+  EXPECT_GT(cut, 20);
+}
+
 // On clusters small enough that every chain and every prefix is laid out (at most 6 regions:
 // every region a start, every prefix among the 8 of the first round; each chain up to its cap;
 // a D's other starts where its first chain is promising), the job's new time is the least over all of them by

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -319,6 +320,53 @@ TEST(PlanPartition, ClosestPerRegionGivesTheSameDistanceToAGroup) {
       }
   }
   EXPECT_GE(compared, 500);
+}
+
+TEST(PlanPartition, ClosestThenOrderedMatchesTheDirectMinimum) {
+  // closest_then_ordered on a regional cluster shortlists per region; the candidates (and their
+  // order) are those of the direct minimum of send_time over the group, to the last bit.
+  std::mt19937_64 rng(17);
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = 2 + static_cast<int>(rng() % 120);
+    const Cluster c = random_regional(rng, n, 1 + static_cast<int>(rng() % 12), trial % 3,
+                                      trial % 4 == 3 ? MissingLinkRule::Forbid : MissingLinkRule::Route);
+    ASSERT_TRUE(c.regional());
+    std::vector<int64_t> g;
+    std::vector<uint8_t> eligible(static_cast<size_t>(n), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      if (rng() % 3 == 0) g.push_back(i);
+      else eligible[static_cast<size_t>(i)] = rng() % 4 != 0;
+    }
+    std::vector<int64_t> by_id(static_cast<size_t>(n));
+    std::iota(by_id.rbegin(), by_id.rend(), 0);  // an order: highest id first
+    for (double bytes : {0.0, 3e7})
+      for (size_t pool : {size_t{1}, size_t{5}, size_t{500}}) {
+        // The reference: the direct minimum over the whole group, then the same pool and order.
+        std::vector<std::pair<double, int64_t>> d;
+        for (int64_t x = 0; x < n; ++x) {
+          if (!eligible[static_cast<size_t>(x)]) continue;
+          double best = kInf;
+          for (int64_t y : g) best = std::min(best, c.send_time(x, y, bytes));
+          d.push_back({best, x});
+        }
+        const size_t k = std::min(pool, d.size());
+        std::partial_sort(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(k), d.end());
+        std::vector<int64_t> want;
+        for (size_t i = 0; i < k; ++i) want.push_back(d[i].second);
+        size_t taken = 0;
+        for (int64_t x : by_id) {
+          if (taken == pool) break;
+          if (!eligible[static_cast<size_t>(x)]) continue;
+          ++taken;
+          if (std::find(want.begin(), want.end(), x) == want.end()) want.push_back(x);
+        }
+        ASSERT_EQ(hulk::plan::detail::closest_then_ordered(c, g, eligible, bytes, pool, {&by_id}), want)
+            << "trial " << trial << ", bytes " << bytes << ", pool " << pool;
+        compared += !g.empty() && k > 1;
+      }
+  }
+  EXPECT_GE(compared, 100);
 }
 
 TEST(PlanPartition, BestPipelineUsesReplicasWhenRegionsAreFarApart) {
