@@ -879,6 +879,8 @@ Plan AnytimePlanner::finish() {
   // 0.9712 -> 0.9672 / 0.9664, plans over 1.02x 7 / 7 -> 3 / 2 of 126, every 47-machine miss
   // mended; at 1,000-5,000 (k = 470-474) 0.9042 / 0.8969 -> 0.8971, where the two descents
   // before it mostly use the window.
+  // Search's second walk starts here where it differs from Search's best start (walk_from_starts).
+  const std::vector<int64_t> search_second_start = s.st.hulk_start != s.st.best ? s.st.hulk_start : std::vector<int64_t>{};
   std::vector<int64_t> search_hulk_start;
   std::string walked = "from Search's best start, \"" + s.st.name + "\" (and its start \"Hulk\" when that differs)";
   if (!s.hulk_best.empty() && (s.st.best.empty() || s.hulk_score < s.st.score)) {
@@ -971,26 +973,55 @@ Plan AnytimePlanner::finish() {
     const double now = seconds_since(s.t0);
     const double descent_until = now + kDescentShareOfRest * std::max(0.0, s.opts.time_limit_s - now);
     const auto descent_out_of_time = [&] { return seconds_since(s.t0) >= descent_until; };
-    for (auto* start : {&s.st.best, &s.st.hulk_start, &search_hulk_start})
-      if (!start->empty() && window_holds_a_layout(descent_until))
+    // Where the plain walk retraced Search's first walk, Search's second start is not descended
+    // but walked as Search walks it second (every move uniform, the same seed), until the
+    // descents' deadline: that walk can end in a basin no descent reaches. Bundled cluster,
+    // OPT+RoBERTa+BERT, 0.3 s: Search 87.0-87.7 h from its second walk, Hulk 89.37 h in 8 of 8
+    // replans; held-out large-regions 47 #541 paper4: Search 71.96 h from it at 0.3-3 s, Hulk
+    // 75.4-76.1 h. Paired on the tuning set k = 55-59 (47 and 200 machines, both modes, the
+    // bundled cluster, 0.3/1/3 s, 126 plans): plans over 1.02x Search(t) 1 -> 0 (worst 1.027 ->
+    // 1.008), Hulk(t) / Search(t) 0.958 -> 0.962 at 0.3 s, 0.957 -> 0.956 at 1 s, 0.961 -> 0.962
+    // at 3 s. Search's two walks in the plain walk's half instead (each a quarter) lost there:
+    // misses 0 -> 2, its first walk finding its best after 1,600-1,800 moves.
+    int64_t second_walk_moves = 0;
+    for (auto* start : {&s.st.best, &s.st.hulk_start, &search_hulk_start}) {
+      if (start->empty() || !window_holds_a_layout(descent_until)) continue;
+      if (!plain.best.empty() && start != &s.st.best && *start == search_second_start) {
+        SearchOptions second = s.opts;
+        second.time_limit_s = descent_until;
+        // With a move cap, Search's second walk gets the moves its first left (two_walks).
+        if (s.opts.max_iterations > 0) second.max_iterations = std::max<int64_t>(1, s.opts.max_iterations - plain.moves);
+        Walk w = anneal(s.c, s.jobs, s.ev, *start, second, s.t0, /*focus=*/false);
+        second_walk_moves += w.moves;
+        *start = std::move(w.best);
+      } else {
         descent += descend_last_job(s.c, s.jobs, s.ev, *start, descent_out_of_time);
+      }
+    }
     for (auto* other : {&s.st.hulk_start, &search_hulk_start})
       if (!other->empty() && s.ev.score(*other) < s.ev.score(s.st.best)) std::swap(s.st.best, *other);
     s.st.score = s.ev.score(s.st.best);
     SearchOptions o = s.opts;
     o.time_limit_s = std::max(seconds_since(s.t0), s.opts.time_limit_s - s.finish_reserve_s(start_layout_s));
     if (!plain.best.empty()) {  // then one focused walk from the better descended start, with the moves left
-      if (o.max_iterations > 0) o.max_iterations = std::max<int64_t>(1, o.max_iterations - plain.moves);
-      walk = anneal(s.c, s.jobs, s.ev, s.st.best, o, s.t0, /*focus=*/true);
-      walk.moves += plain.moves;
+      // With a move cap Hulk walks as many moves as Search: none may be left after both of
+      // Search's walks.
+      const int64_t left = o.max_iterations - plain.moves - second_walk_moves;
+      if (o.max_iterations > 0) o.max_iterations = std::max<int64_t>(1, left);
+      walk = o.max_iterations > 0 && left <= 0 && second_walk_moves > 0
+                 ? Walk{s.st.best, s.st.score, 0}
+                 : anneal(s.c, s.jobs, s.ev, s.st.best, o, s.t0, /*focus=*/true);
+      walk.moves += plain.moves + second_walk_moves;
       if (plain.score < walk.score) {
         walk.best = std::move(plain.best);
         walk.score = plain.score;
       }
       std::ostringstream w;
       w << "from Search's best start, \"" << search_start_name << "\", as Search walks it (every move uniform; the last "
-        << "job holds " << std::lround(100 * share) << "% of the machines), then from the better of the descended starts ("
-        << walked << "), half of the moves on the last job";
+        << "job holds " << std::lround(100 * share) << "% of the machines)";
+      if (second_walk_moves > 0)
+        w << ", and from Search's second start, \"Hulk\", as Search walks it second (" << second_walk_moves << " moves)";
+      w << ", then from the better of the descended starts (" << walked << "), half of the moves on the last job";
       walked = w.str();
     } else {
       walk = walk_from_starts(s.c, s.jobs, s.ev, s.st, o, s.t0, /*focus=*/true);
