@@ -57,11 +57,11 @@ struct Aligned {
 // its rows of region distances (20,000 measured machines have ~1,700 regions: a chain through
 // all of them costs 50-100 ms). In three rounds, each cut by out_of_time: every D's chain from
 // the region with the most such machines (ties: the lower index), kAlignedFirstPrefixes of its
-// prefixes; then, for each D whose first chain came
-// within kAlignedPromise of the job's time, the D of the shortest group first, the chains from
-// its other starts (up to 7, the most such machines first), kAlignedPrefixes of their
-// prefixes; then every prefix near the shortest group's, on its chain. A chain's prefixes are
-// spread evenly over it, the whole chain always among them.
+// prefixes; then, for each D whose first chain came within kAlignedPromise of the job's time,
+// the D of the shortest group first, the chains from its other starts (up to 7, the most such
+// machines first), kAlignedPrefixes of their prefixes; then every prefix near the shortest
+// group's, on its chain. A chain's prefixes are spread evenly over it, the whole chain always
+// among them.
 //
 // Why: on measured clusters of uniform GPUs one large job (OPT-175B) sets the makespan, and
 // its good groups are aligned chains: on 200 measured all-A100 machines #519, OPT-175B on 104
