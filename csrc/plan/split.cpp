@@ -285,11 +285,62 @@ void SplitProblem::resize(size_t D, size_t S) {
 SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vector<std::vector<int64_t>>& replicas,
                            const CostOptions& opts, int64_t batch_replicas) {
   SplitProblem p;
+  fill_split_problem(p, c, m, replicas, opts, batch_replicas);
+  return p;
+}
+
+namespace {
+
+// Tables let go by a MachineTerms, for the thread's next: one best_pipeline call makes one.
+std::vector<MachineTerms::Table>& spare_tables() {
+  thread_local std::vector<MachineTerms::Table> spare;
+  return spare;
+}
+
+}  // namespace
+
+MachineTerms::MachineTerms(const Cluster& c, const ModelSpec& m, const CostOptions& opts) : c_(c), m_(m), opts_(opts) {
+  auto& spare = spare_tables();
+  if (!spare.empty()) {
+    table_ = std::move(spare.back());
+    spare.pop_back();
+  }
+  const size_t n = static_cast<size_t>(c.size());
+  if (table_.stamp.size() < n) {
+    table_.stamp.assign(n, 0);
+    table_.terms.resize(n);
+    table_.generation = 0;
+  }
+}
+
+MachineTerms::~MachineTerms() { spare_tables().push_back(std::move(table_)); }
+
+const MachineTerms::Terms& MachineTerms::of(int64_t machine, int64_t batch_replicas, double b) {
+  if (batch_replicas != batch_replicas_) {  // a new generation: every machine's terms are stale
+    if (++table_.generation == 0) {
+      std::fill(table_.stamp.begin(), table_.stamp.end(), 0);
+      table_.generation = 1;
+    }
+    batch_replicas_ = batch_replicas;
+  }
+  const size_t i = static_cast<size_t>(machine);
+  Terms& t = table_.terms[i];
+  if (table_.stamp[i] != table_.generation) {
+    t = Terms{layer_compute_s(c_, m_, machine, b), stage_optimizer_s(c_, m_, machine, 1.0, opts_),
+              layers_that_fit(m_, b, capacity_bytes(c_, machine))};
+    table_.stamp[i] = table_.generation;
+  }
+  return t;
+}
+
+void fill_split_problem(SplitProblem& p, const Cluster& c, const ModelSpec& m, const std::vector<std::vector<int64_t>>& replicas,
+                        const CostOptions& opts, int64_t batch_replicas, MachineTerms* terms) {
   p.layers = m.layers;
   p.micro_batches = m.micro_batches;
   const size_t D = replicas.size();
   const size_t S = D ? replicas.front().size() : 0;
-  const double b = micro_batch(m, batch_replicas > 0 ? batch_replicas : static_cast<int64_t>(D));
+  const int64_t batch_of = batch_replicas > 0 ? batch_replicas : static_cast<int64_t>(D);
+  const double b = micro_batch(m, batch_of);
   // The cost model's per-stage formulas (cost.h), per layer.
   const double boundary = m.boundary_bytes(b);
   p.resize(D, S);
@@ -297,10 +348,17 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
   for (size_t r = 0; r < D; ++r)
     for (size_t s = 0; s < S; ++s) {
       const int64_t i = replicas[r][s];
-      p.c[p.at(r, s)] = layer_compute_s(c, m, i, b);
+      if (terms) {
+        const MachineTerms::Terms& t = terms->of(i, batch_of, b);
+        p.c[p.at(r, s)] = t.compute_s;
+        p.o[s] = std::max(p.o[s], t.optimizer_s);
+        p.max_layers[s] = std::min(p.max_layers[s], t.max_layers);
+      } else {
+        p.c[p.at(r, s)] = layer_compute_s(c, m, i, b);
+        p.o[s] = std::max(p.o[s], stage_optimizer_s(c, m, i, 1.0, opts));
+        p.max_layers[s] = std::min(p.max_layers[s], fit(capacity_bytes(c, i)));
+      }
       if (s + 1 < S) p.x[p.at(r, s)] = 2.0 * c.send_time(i, replicas[r][s + 1], boundary);
-      p.o[s] = std::max(p.o[s], stage_optimizer_s(c, m, i, 1.0, opts));
-      p.max_layers[s] = std::min(p.max_layers[s], fit(capacity_bytes(c, i)));
     }
   if (D > 1) {
     std::vector<int64_t> ring(D);
@@ -311,7 +369,6 @@ SplitProblem split_problem(const Cluster& c, const ModelSpec& m, const std::vect
       p.ar_b[s] = std::isfinite(p.ar_a[s]) ? allreduce_time(links, 2.0 * m.params_per_layer()) - p.ar_a[s] : 0.0;
     }
   }
-  return p;
 }
 
 double split_objective(const SplitProblem& p, const std::vector<int64_t>& bounds) {
@@ -396,7 +453,24 @@ class ExhaustiveSplit {
  public:
   explicit ExhaustiveSplit(const SplitProblem& p)
       : p_(p), S_(p.max_layers.size()), D_(p.replicas), L_(p.layers), b_(S_ + 1, 0),
-        sum_((S_ + 1) * D_, 0.0), bot_((S_ + 1) * D_, -1.0), ar_(S_ + 1, 0.0), opt_(S_ + 1, 0.0) {}
+        sum_((S_ + 1) * D_, 0.0), bot_((S_ + 1) * D_, -1.0), ar_(S_ + 1, 0.0), opt_(S_ + 1, 0.0),
+        rest_cx_((S_ + 1) * D_, 0.0), rest_min_c_((S_ + 1) * D_, kInf), rest_max_cx_((S_ + 1) * D_, -1.0),
+        rest_ar_(S_ + 1, 0.0), rest_opt_(S_ + 1, 0.0) {
+    // Per depth s, what stages s.. add at the least (one layer each, the other layers on the
+    // cheapest of them): the bound that prunes a subtree (lower_bound).
+    for (size_t s = S_; s-- > 0;) {
+      for (size_t r = 0; r < D_; ++r) {
+        const double c = p_.c[p_.at(r, s)], cx = c + p_.x[p_.at(r, s)];
+        rest_cx_[s * D_ + r] = rest_cx_[(s + 1) * D_ + r] + cx;
+        rest_min_c_[s * D_ + r] = std::min(rest_min_c_[(s + 1) * D_ + r], c);
+        rest_max_cx_[s * D_ + r] = std::max(rest_max_cx_[(s + 1) * D_ + r], cx);
+      }
+      rest_ar_[s] = D_ > 1 ? std::max(rest_ar_[s + 1], p_.ar_a[s] + p_.ar_b[s]) : 0.0;
+      rest_opt_[s] = std::max(rest_opt_[s + 1], p_.o[s]);
+    }
+    // Pruning starts from the even split's time (when it fits): the least time is at most that.
+    if (S_ > 0 && static_cast<int64_t>(S_) <= L_) prune_above_ = split_objective(p_, even_bounds(static_cast<int64_t>(S_), L_));
+  }
 
   std::vector<int64_t> run() {
     if (S_ > 0) visit(0);
@@ -416,6 +490,20 @@ class ExhaustiveSplit {
     opt_[s + 1] = std::max(opt_[s], p_.o[s] * dn);
   }
 
+  // A lower bound of T over the splits that extend depth s's running terms (b_[s] layers on
+  // stages 0..s-1): every term only grows, stages s.. hold a layer each and the rest of the
+  // layers at least at their cheapest stage's compute.
+  double lower_bound(size_t s) const {
+    const double extra = static_cast<double>(L_ - b_[s] - static_cast<int64_t>(S_ - s));
+    double worst = 0;
+    for (size_t r = 0; r < D_; ++r) {
+      const size_t k = s * D_ + r;
+      worst = std::max(worst, gpipe_time(sum_[k] + rest_cx_[k] + extra * rest_min_c_[k], std::max(bot_[k], rest_max_cx_[k]),
+                                         p_.micro_batches));
+    }
+    return worst + std::max(ar_[s], rest_ar_[s]) + std::max(opt_[s], rest_opt_[s]);
+  }
+
   void visit(size_t s) {
     const int64_t l = b_[s];
     if (s + 1 == S_) {
@@ -427,6 +515,7 @@ class ExhaustiveSplit {
       const double t = worst + ar_[S_] + opt_[S_];
       if (t < best_t_) {
         best_t_ = t;
+        prune_above_ = std::min(prune_above_, t);
         b_[S_] = L_;
         best_ = b_;
       }
@@ -436,17 +525,25 @@ class ExhaustiveSplit {
     for (int64_t n = 1; n <= hi; ++n) {
       b_[s + 1] = l + n;
       extend(s, n);
+      // A subtree whose bound is above the least time so far (by more than rounding: the bound
+      // sums in another order) holds no split as short, so the split found is the one the
+      // whole enumeration finds: the first of least time.
+      if (lower_bound(s + 1) > prune_above_ * (1 + kPruneMargin)) continue;
       visit(s + 1);
     }
   }
 
+  static constexpr double kPruneMargin = 1e-9;
   const SplitProblem& p_;
   const size_t S_, D_;
   const int64_t L_;
   std::vector<int64_t> b_, best_;
   std::vector<double> sum_, bot_;  // [(S + 1) D]: per depth and replica
   std::vector<double> ar_, opt_;   // [S + 1]
+  std::vector<double> rest_cx_, rest_min_c_, rest_max_cx_;  // [(S + 1) D]: stages from the depth on
+  std::vector<double> rest_ar_, rest_opt_;                  // [S + 1]: one layer's, stages from the depth on
   double best_t_ = kInf;
+  double prune_above_ = kInf;
 };
 
 std::vector<int64_t> exhaustive_split(const SplitProblem& p) { return ExhaustiveSplit(p).run(); }

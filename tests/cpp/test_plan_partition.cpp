@@ -444,3 +444,43 @@ TEST(PlanPartition, BestPipelineReportsShortfallWhenNothingFits) {
 }
 
 }  // namespace
+
+// A split problem built with the per-machine terms kept across layouts (MachineTerms, what
+// best_pipeline's layout search uses) is the one built without them, bit for bit, and one kept
+// table serves layouts of several replica counts (micro-batches) and machine orders; a problem
+// reused for a smaller layout (the search's pool) is that layout's own.
+TEST(PlanPartition, SplitProblemWithKeptMachineTermsIsTheSame) {
+  std::mt19937_64 rng(53);
+  int compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Cluster c = random_regional(rng, 6 + trial % 30, 1 + trial % 5, trial % 3, MissingLinkRule::Route);
+    ModelSpec m = model("m", 8 + trial % 40, 1e8 * (1 + trial % 3), 64);
+    m.micro_batches = 1 + trial % 8;
+    hulk::plan::detail::MachineTerms terms(c, m, CostOptions{});
+    hulk::plan::detail::SplitProblem reused;
+    for (int layout = 0; layout < 12; ++layout) {
+      std::vector<int64_t> ids(static_cast<size_t>(c.size()));
+      for (int64_t i = 0; i < c.size(); ++i) ids[static_cast<size_t>(i)] = i;
+      std::shuffle(ids.begin(), ids.end(), rng);
+      const int64_t D = 1 + static_cast<int64_t>(rng() % 4);
+      const int64_t S = std::max<int64_t>(1, static_cast<int64_t>(rng() % static_cast<uint64_t>(c.size() / D + 1)));
+      if (D * S > c.size()) continue;
+      std::vector<std::vector<int64_t>> reps(static_cast<size_t>(D));
+      for (int64_t r = 0; r < D; ++r) reps[static_cast<size_t>(r)].assign(ids.begin() + r * S, ids.begin() + (r + 1) * S);
+      const int64_t batch_replicas = layout % 3 == 0 ? 1 + static_cast<int64_t>(rng() % 6) : 0;
+      const auto want = hulk::plan::detail::split_problem(c, m, reps, CostOptions{}, batch_replicas);
+      hulk::plan::detail::fill_split_problem(reused, c, m, reps, CostOptions{}, batch_replicas, &terms);
+      EXPECT_EQ(reused.layers, want.layers);
+      EXPECT_EQ(reused.micro_batches, want.micro_batches);
+      EXPECT_EQ(reused.replicas, want.replicas);
+      EXPECT_EQ(reused.c, want.c) << "trial " << trial << ", layout " << layout;
+      EXPECT_EQ(reused.x, want.x) << "trial " << trial << ", layout " << layout;
+      EXPECT_EQ(reused.o, want.o) << "trial " << trial << ", layout " << layout;
+      EXPECT_EQ(reused.ar_a, want.ar_a) << "trial " << trial << ", layout " << layout;
+      EXPECT_EQ(reused.ar_b, want.ar_b) << "trial " << trial << ", layout " << layout;
+      EXPECT_EQ(reused.max_layers, want.max_layers) << "trial " << trial << ", layout " << layout;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 500);
+}
