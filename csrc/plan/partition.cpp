@@ -397,16 +397,17 @@ class LayoutSearch {
   static constexpr size_t kPooledValues = 4096, kPooledProblems = 256;
 
   void split(const Queued& q) {
-    if (const LayoutMemo::Outcome* e = memo_ ? memo_->find(q.reps, q.exhaustive_limit) : nullptr) {
+    LayoutMemo::Found e;
+    if (memo_ && memo_->find(q.reps, q.exhaustive_limit, e)) {
       // Split in an earlier call: its outcome; the layout's cost is computed again only if it wins.
-      if (!e->bounds.empty()) keep(q, e->bounds, e->feasible, e->iteration_s, e->shortfall_bytes, nullptr);
+      if (e.bounds_size > 0) keep(q, e.bounds, e.bounds_size, e.feasible, e.iteration_s, e.shortfall_bytes, nullptr);
       return;
     }
     const std::vector<int64_t> bounds = optimise_split(q.sp, q.exhaustive_limit);
     Layout l;
     if (!bounds.empty()) l = layout_of(q.reps, bounds);
     if (memo_) memo_->add(q.reps, q.exhaustive_limit, {bounds, l.cost.feasible, l.cost.iteration_s, l.cost.memory_shortfall_bytes});
-    if (!bounds.empty()) keep(q, bounds, l.cost.feasible, l.cost.iteration_s, l.cost.memory_shortfall_bytes, &l);
+    if (!bounds.empty()) keep(q, bounds.data(), bounds.size(), l.cost.feasible, l.cost.iteration_s, l.cost.memory_shortfall_bytes, &l);
   }
 
   Layout layout_of(const std::vector<std::vector<int64_t>>& reps, const std::vector<int64_t>& bounds) const {
@@ -427,17 +428,18 @@ class LayoutSearch {
 
   // Keeps q's split if it is the best feasible or the least-short infeasible layout so far
   // (ties: the layout offered first); `l` is its layout when made already.
-  void keep(const Queued& q, const std::vector<int64_t>& bounds, bool feasible, double t, double shortfall, Layout* l) {
+  void keep(const Queued& q, const int64_t* bounds, size_t bounds_size, bool feasible, double t, double shortfall, Layout* l) {
+    const auto made = [&] { return l ? std::move(*l) : layout_of(q.reps, std::vector<int64_t>(bounds, bounds + bounds_size)); };
     if (feasible) {
       if (!have || t < best.cost.iteration_s || (t == best.cost.iteration_s && q.order < best_order_)) {
-        best = l ? std::move(*l) : layout_of(q.reps, bounds);
+        best = made();
         best_order_ = q.order;
         have = true;
       }
     } else {
       const double s_bad = least_bad.cost.memory_shortfall_bytes;
       if (!have_bad || shortfall < s_bad || (shortfall == s_bad && q.order < bad_order_)) {
-        least_bad = l ? std::move(*l) : layout_of(q.reps, bounds);
+        least_bad = made();
         bad_order_ = q.order;
         have_bad = true;
       }

@@ -3,6 +3,7 @@
 // layouts apart by every id, its replica split and the exhaustive limit; and it bounds its size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -65,14 +66,15 @@ TEST(PlanLayoutMemo, KeysTellLayoutsApart) {
   LayoutMemo memo;
   const LayoutMemo::Outcome kept{{0, 3, 8}, true, 1.5, 0};
   memo.add({{1, 2}, {3, 4}}, 4096, kept);
-  const LayoutMemo::Outcome* found = memo.find({{1, 2}, {3, 4}}, 4096);
-  ASSERT_NE(found, nullptr);
-  EXPECT_EQ(found->bounds, kept.bounds);
-  EXPECT_EQ(found->iteration_s, 1.5);
-  EXPECT_EQ(memo.find({{1, 2, 3, 4}}, 4096), nullptr);    // the same ids as one replica
-  EXPECT_EQ(memo.find({{1, 3}, {2, 4}}, 4096), nullptr);  // stage-major instead of replica-major
-  EXPECT_EQ(memo.find({{2, 1}, {3, 4}}, 4096), nullptr);  // another stage order
-  EXPECT_EQ(memo.find({{1, 2}, {3, 4}}, 256), nullptr);   // another exhaustive limit
+  LayoutMemo::Found found;
+  ASSERT_TRUE(memo.find({{1, 2}, {3, 4}}, 4096, found));
+  EXPECT_EQ(found.bounds_vector(), kept.bounds);
+  EXPECT_TRUE(found.feasible);
+  EXPECT_EQ(found.iteration_s, 1.5);
+  EXPECT_FALSE(memo.find({{1, 2, 3, 4}}, 4096, found));    // the same ids as one replica
+  EXPECT_FALSE(memo.find({{1, 3}, {2, 4}}, 4096, found));  // stage-major instead of replica-major
+  EXPECT_FALSE(memo.find({{2, 1}, {3, 4}}, 4096, found));  // another stage order
+  EXPECT_FALSE(memo.find({{1, 2}, {3, 4}}, 256, found));   // another exhaustive limit
   EXPECT_EQ(memo.hits(), 1u);
 }
 
@@ -84,9 +86,39 @@ TEST(PlanLayoutMemo, EmptiesItselfOnceItHoldsAMillionIds) {
     memo.add({ids}, 4096, {{0, 4}, true, static_cast<double>(k), 0});
   }
   EXPECT_LT(memo.size(), 1100u);
-  const LayoutMemo::Outcome* last = memo.find({ids}, 4096);  // the newest layout survives the emptying
-  ASSERT_NE(last, nullptr);
-  EXPECT_EQ(last->iteration_s, 1099.0);
+  LayoutMemo::Found last;
+  ASSERT_TRUE(memo.find({ids}, 4096, last));  // the newest layout survives the emptying
+  EXPECT_EQ(last.iteration_s, 1099.0);
+  EXPECT_EQ(last.bounds_vector(), (std::vector<int64_t>{0, 4}));
+}
+
+// Thousands of layouts (the table grows many times over), each found again with its own
+// outcome, and a layout never added is not found.
+TEST(PlanLayoutMemo, KeepsEveryLayoutThroughItsGrowth) {
+  LayoutMemo memo;
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<std::vector<int64_t>>> layouts;
+  for (int k = 0; k < 5000; ++k) {
+    const size_t D = 1 + rng() % 3, S = 1 + rng() % 6;
+    std::vector<std::vector<int64_t>> reps(D, std::vector<int64_t>(S));
+    int64_t next = static_cast<int64_t>(k) * 32;  // ids no other layout has
+    for (auto& r : reps)
+      for (auto& x : r) x = next++;
+    std::shuffle(reps.front().begin(), reps.front().end(), rng);
+    layouts.push_back(reps);
+    memo.add(reps, 4096, {{0, static_cast<int64_t>(k)}, k % 2 == 0, static_cast<double>(k), static_cast<double>(k % 7)});
+  }
+  EXPECT_EQ(memo.size(), 5000u);
+  for (int k = 0; k < 5000; ++k) {
+    LayoutMemo::Found f;
+    ASSERT_TRUE(memo.find(layouts[static_cast<size_t>(k)], 4096, f)) << k;
+    EXPECT_EQ(f.iteration_s, static_cast<double>(k));
+    EXPECT_EQ(f.feasible, k % 2 == 0);
+    EXPECT_EQ(f.shortfall_bytes, static_cast<double>(k % 7));
+    EXPECT_EQ(f.bounds_vector(), (std::vector<int64_t>{0, k}));
+  }
+  LayoutMemo::Found f;
+  EXPECT_FALSE(memo.find({{5000 * 32, 5000 * 32 + 1}}, 4096, f));
 }
 
 }  // namespace
