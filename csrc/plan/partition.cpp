@@ -226,10 +226,6 @@ std::vector<int64_t> partition_layers(const Cluster& c, const ModelSpec& m, cons
   return optimise_split(split_problem(c, m, {chain}, CostOptions{}, replicas));
 }
 
-namespace {
-
-// Open-path 2-opt on a stage order: reverses segments while the path's total send time of
-// `bytes` falls (links are symmetric, so only the two end edges change). At most 4 passes.
 void two_opt(const Cluster& c, std::vector<int64_t>& path, double bytes) {
   const size_t n = path.size();
   if (n < 3 || n > 256) return;
@@ -262,6 +258,9 @@ void two_opt(const Cluster& c, std::vector<int64_t>& path, double bytes) {
     if (!improved) break;
   }
 }
+
+
+namespace {
 
 constexpr int64_t kAllOrders = 4;  // pipelines of at most this many stages try every stage order
 constexpr double kOrderExhaustive = 256;  // splits enumerated per order (beyond: the exact-greedy path)

@@ -23,6 +23,10 @@ std::vector<int64_t> chain_order(const Cluster& c, const ModelSpec& m, std::vect
 // The same walk comparing every remaining machine at each step (O(n^2)); chain_order takes a
 // shortcut on regional clusters that gives the same chain. The tests' reference.
 std::vector<int64_t> chain_order_reference(const Cluster& c, const ModelSpec& m, std::vector<int64_t> machines);
+// Open-path 2-opt on a stage order: reverses segments while the path's total send time of
+// `bytes` falls (links are symmetric, so only the two end edges change). At most 4 passes;
+// paths of fewer than 3 or more than 256 machines are left as they are.
+void two_opt(const Cluster& c, std::vector<int64_t>& path, double bytes);
 
 // Layer split of one pipeline over a fixed machine chain: minimises the pipeline's whole
 // iteration time as the cost model computes it (sum_s (C_s + X_s) + (m - 1) max_s (C_s + X_s)
