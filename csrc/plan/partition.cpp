@@ -259,7 +259,6 @@ void two_opt(const Cluster& c, std::vector<int64_t>& path, double bytes) {
   }
 }
 
-
 namespace {
 
 constexpr int64_t kAllOrders = 4;  // pipelines of at most this many stages try every stage order
